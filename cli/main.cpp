@@ -1,0 +1,103 @@
+// mini-run: an OCI container runtime. `mini-run --help` lists the commands.
+#include "commands.hpp"
+#include "minirun/log.hpp"
+#include "minirun/runtime.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <vector>
+
+namespace minirun::cli {
+
+int fail(const std::string& message) {
+    log::error(message);
+    return 1;
+}
+
+namespace {
+
+std::string version_text() {
+    return cat("mini-run version ", MINIRUN_VERSION, "\ncommit: ", MINIRUN_COMMIT,
+               "\nspec: ", kSpecVersion);
+}
+
+int main_impl(int argc, char** argv) {
+    CLI::App app{"mini-run: a small, readable and fast OCI container runtime"};
+    app.name("mini-run");
+    app.set_version_flag("--version,-v", version_text());
+    app.require_subcommand(0, 1);
+    // Options must not be matched after the subcommand's positionals: `run ID` is last.
+    app.allow_extras(false);
+
+    GlobalOptions global;
+    if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && *xdg != '\0' &&
+                                                          ::geteuid() != 0) {
+        global.root = std::string(xdg) + "/mini-run";
+    }
+    app.add_option("--root", global.root, "directory for container state")
+        ->capture_default_str();
+    app.add_option("--log", global.log_file, "append log messages to this file");
+    app.add_option("--log-format", global.log_format, "log file format")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app.add_flag("--debug", global.debug, "log debug messages");
+    app.add_flag("--systemd-cgroup", global.systemd_cgroup,
+                 "manage cgroups with systemd (no systemd here: cgroupfs is used)");
+    app.add_option("--rootless", global.rootless, "true, false or auto")
+        ->check(CLI::IsMember({"true", "false", "auto"}));
+
+    std::vector<std::pair<CLI::App*, CommandRunner>> commands;
+    auto add = [&](CommandRunner runner) {
+        commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
+    };
+    add(add_run_command(app, global));
+    add(add_spec_command(app, global));
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        std::cout << version_text() << "\n";
+        return 0;
+    } catch (const CLI::ExtrasError& e) {
+        std::vector<std::string> extras = app.remaining();
+        if (app.get_subcommands().empty() && !extras.empty()) {
+            return fail(cat("unknown command ", quoted(extras.front()), " (see mini-run --help)"));
+        }
+        std::cerr << "mini-run: " << e.what() << " (see mini-run --help)\n";
+        return 1;
+    } catch (const CLI::ParseError& e) {
+        // One line, like every other error.
+        std::cerr << "mini-run: " << e.what() << " (see mini-run --help)\n";
+        return 1;
+    }
+
+    log::Options log_options;
+    log_options.file = global.log_file;
+    log_options.format = global.log_format == "json" ? log::Format::json : log::Format::text;
+    log_options.min_level = global.debug ? log::Level::debug : log::Level::warning;
+    if (auto configured = log::configure(log_options); !configured) {
+        return fail(configured.error().message());
+    }
+
+    for (auto& [subcommand, runner] : commands) {
+        if (subcommand->parsed()) {
+            return runner();
+        }
+    }
+    return fail("no command given (see mini-run --help)");
+}
+
+} // namespace
+} // namespace minirun::cli
+
+int main(int argc, char** argv) {
+    try {
+        return minirun::cli::main_impl(argc, argv);
+    } catch (const std::exception& e) {
+        return minirun::cli::fail(e.what());
+    }
+}

@@ -1,0 +1,133 @@
+// Errors as values.
+//
+// mini-run never throws between clone() and execve(): the child reports a failure to the
+// parent over the sync socket and exits. So every fallible function returns a Result<T>
+// (C++20 has no std::expected) carrying an Error: an errno (0 when none applies) and a
+// one-line message. Callers add context on the way up with wrap(), so the final message
+// reads like a path through the code: "mount /proc: mount proc on /proc: Permission denied".
+#pragma once
+
+#include <cerrno>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace minirun {
+
+// Concatenates anything streamable into one string; our stand-in for std::format (GCC 12
+// does not ship <format>).
+template <typename... Parts>
+std::string cat(const Parts&... parts) {
+    std::ostringstream out;
+    (out << ... << parts);
+    return out.str();
+}
+
+// Quotes a value the way error messages show user input: "foo".
+std::string quoted(std::string_view text);
+
+class Error {
+public:
+    Error() = default;
+    Error(int errno_value, std::string message) : errno_(errno_value), message_(std::move(message)) {}
+    explicit Error(std::string message) : message_(std::move(message)) {}
+
+    // The message for the errno currently set, after `context`: "open x: No such file or directory".
+    static Error from_errno(std::string_view context);
+    static Error from_errno(int errno_value, std::string_view context);
+
+    [[nodiscard]] int errno_value() const { return errno_; }
+    [[nodiscard]] const std::string& message() const { return message_; }
+
+    // Adds the caller's context in front: "context: message". The errno is kept.
+    [[nodiscard]] Error wrap(std::string_view context) const&;
+    [[nodiscard]] Error wrap(std::string_view context) &&;
+
+private:
+    int errno_ = 0;
+    std::string message_;
+};
+
+template <typename T>
+class [[nodiscard]] Result {
+public:
+    Result(const T& value) : state_(value) {}              // NOLINT(google-explicit-constructor)
+    Result(T&& value) : state_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
+    Result(Error error) : state_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+
+    [[nodiscard]] bool ok() const { return state_.index() == 0; }
+    explicit operator bool() const { return ok(); }
+
+    T& value() & { return std::get<0>(state_); }
+    const T& value() const& { return std::get<0>(state_); }
+    T&& value() && { return std::get<0>(std::move(state_)); }
+    T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
+    T&& operator*() && { return std::move(*this).value(); }
+    T* operator->() { return &value(); }
+    const T* operator->() const { return &value(); }
+
+    [[nodiscard]] const Error& error() const { return std::get<1>(state_); }
+
+private:
+    std::variant<T, Error> state_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+public:
+    Result() = default;
+    Result(Error error) : error_(std::move(error)), failed_(true) {} // NOLINT(google-explicit-constructor)
+
+    [[nodiscard]] bool ok() const { return !failed_; }
+    explicit operator bool() const { return ok(); }
+    [[nodiscard]] const Error& error() const { return error_; }
+
+private:
+    Error error_;
+    bool failed_ = false;
+};
+
+using Status = Result<void>;
+
+// A failure from the errno of the syscall that just failed, or success.
+inline Status check_syscall(int rc, std::string_view context) {
+    if (rc < 0) {
+        return Error::from_errno(context);
+    }
+    return {};
+}
+
+} // namespace minirun
+
+// Return early with the error of a failed Status / Result.
+#define MR_TRY(expr)                                                                               \
+    do {                                                                                           \
+        if (auto mr_try_result_ = (expr); !mr_try_result_.ok()) {                                  \
+            return mr_try_result_.error();                                                         \
+        }                                                                                          \
+    } while (0)
+
+// Same, adding context in front of the message.
+#define MR_TRY_WRAP(expr, context)                                                                 \
+    do {                                                                                           \
+        if (auto mr_try_result_ = (expr); !mr_try_result_.ok()) {                                  \
+            return mr_try_result_.error().wrap(context);                                           \
+        }                                                                                          \
+    } while (0)
+
+#define MR_CONCAT_INNER(a, b) a##b
+#define MR_CONCAT(a, b) MR_CONCAT_INNER(a, b)
+
+// `MR_ASSIGN(auto fd, open_something());` declares fd from the value, or returns the error.
+#define MR_ASSIGN(decl, expr) MR_ASSIGN_IMPL(MR_CONCAT(mr_assign_result_, __LINE__), decl, expr)
+// NOLINTBEGIN(bugprone-macro-parentheses): `decl` is a declaration, `tmp` a fresh name.
+#define MR_ASSIGN_IMPL(tmp, decl, expr)                                                            \
+    auto tmp = (expr);                                                                             \
+    if (!tmp.ok()) {                                                                               \
+        return tmp.error();                                                                        \
+    }                                                                                              \
+    decl = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

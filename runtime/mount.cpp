@@ -1,0 +1,108 @@
+#include "mount.hpp"
+
+#include "fs.hpp"
+#include "mount_options.hpp"
+#include "mountinfo.hpp"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+
+namespace minirun::runtime::mount {
+namespace {
+
+// pivot_root(2) refuses a new root whose parent mount is shared. With a shared
+// rootfsPropagation the mount holding the rootfs is shared, so it alone is made private.
+Status make_parent_mount_private(const std::string& rootfs, Syscalls& sys) {
+    MR_ASSIGN(auto mounts, fs::read_mountinfo());
+    std::string parent = fs::split_parent(rootfs).first;
+    const fs::MountInfo* best = nullptr;
+    for (const auto& info : mounts) {
+        const std::string& point = info.mount_point;
+        bool contains = parent == point || point == "/" ||
+                        (parent.starts_with(point) && parent[point.size()] == '/');
+        if (contains && (best == nullptr || point.size() >= best->mount_point.size())) {
+            best = &info;
+        }
+    }
+    if (best == nullptr) {
+        return {};
+    }
+    return sys.mount("", best->mount_point, "", MS_PRIVATE, "");
+}
+
+} // namespace
+
+Status remount_bind(const std::string& target, unsigned long flags, Syscalls& sys) {
+    MR_ASSIGN(unsigned long current, sys.mount_flags_of(target));
+    unsigned long locked = locked_mount_flags(current);
+    // An explicit atime choice replaces the inherited one; the others are only added.
+    constexpr unsigned long kAtime = MS_NOATIME | MS_RELATIME | MS_STRICTATIME;
+    if ((flags & kAtime) != 0) {
+        locked &= ~kAtime;
+    }
+    // MS_RDONLY from the source stays only if asked for or locked: a bind of a read-only
+    // mount inside a user namespace cannot become writable anyway.
+    return sys.mount("", target, "", MS_BIND | MS_REMOUNT | flags | locked, "");
+}
+
+Result<UniqueFd> prepare_rootfs(const Plan& plan, Syscalls& sys) {
+    // 1. Our copy of the host's mounts still propagates to and from the host where they
+    //    are shared. Changing "/" recursively first (rprivate unless the config asks
+    //    otherwise) guarantees that nothing mounted below reaches the host.
+    MR_TRY_WRAP(sys.mount("", "/", "", plan.root_propagation, ""),
+                "linux.rootfsPropagation: set propagation of /");
+
+    // 2. pivot_root(2) needs the new root to be a mount point; a recursive bind of the
+    //    rootfs onto itself makes it one, and carries along mounts already below it.
+    MR_TRY_WRAP(sys.mount(plan.rootfs, plan.rootfs, "", MS_BIND | MS_REC, ""),
+                "bind the rootfs onto itself");
+    if ((plan.root_propagation & MS_SHARED) != 0) {
+        MR_TRY_WRAP(make_parent_mount_private(plan.rootfs, sys), "rootfsPropagation");
+    }
+    // Opened after the bind, so the fd is the root of the new mount, and from here on
+    // every path inside the rootfs is resolved relative to it.
+    UniqueFd root(::open(plan.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root) {
+        return Error::from_errno(cat("open rootfs ", quoted(plan.rootfs)));
+    }
+
+    // 3. mounts[] in the order given: later entries may mount inside earlier ones
+    //    (/dev, then /dev/pts).
+    for (size_t i = 0; i < plan.mounts.size(); ++i) {
+        const MountStep& step = plan.mounts[i];
+        MR_TRY_WRAP(mount_entry(plan, root.get(), step, sys),
+                    cat("mounts[", i, "] on ", step.destination));
+    }
+
+    // 4. Devices after the mounts, so they land in the /dev tmpfs, not the rootfs below.
+    if (plan.setup_dev) {
+        MR_TRY_WRAP(create_devices(plan, root.get(), sys), "devices");
+    }
+
+    // 5. Like runc, a missing cwd is created; while we still hold the rootfs fd it is
+    //    created without following any symlink out of the rootfs.
+    MR_TRY_WRAP(fs::mkdir_all_in_root(root.get(), plan.spec.process->cwd, 0755),
+                "process.cwd");
+    return root;
+}
+
+Status pivot_into(int root_fd, Syscalls& sys) {
+    // pivot_root(".", ".") stacks the old root on top of the new one at "/"; no
+    // directory for it is needed inside the rootfs.
+    MR_TRY(sys.fchdir(root_fd));
+    MR_TRY(sys.pivot_root(".", "."));
+    // The old root may be shared with the host (rootfsPropagation "shared"): made a
+    // slave, its detach below cannot propagate to and unmount anything on the host.
+    MR_TRY_WRAP(sys.mount("", ".", "", MS_SLAVE | MS_REC, ""), "make the old root a slave");
+    MR_TRY_WRAP(sys.umount2(".", MNT_DETACH), "detach the old root");
+    return sys.chdir("/");
+}
+
+Status finalize_root(const Plan& plan, Syscalls& sys) {
+    if (plan.spec.root.readonly) {
+        MR_TRY_WRAP(remount_bind("/", MS_RDONLY, sys), "root.readonly");
+    }
+    return {};
+}
+
+} // namespace minirun::runtime::mount

@@ -1,0 +1,44 @@
+// The mount namespace (CLONE_NEWNS): the container's own file system tree.
+//
+// In a fresh mount namespace the init still sees a copy of the host's mounts. It builds the
+// container's tree on the rootfs, then pivot_root()s into it and detaches the host's tree,
+// so no path leads back out. The steps, in order (each reason is in mount.cpp):
+//   1. propagation of "/" (rootfsPropagation, default rprivate)
+//   2. bind the rootfs onto itself
+//   3. mounts[] in order                    mount_entries.cpp, mount_cgroup.cpp
+//   4. default devices and /dev symlinks    mount_devices.cpp
+//   5. create process.cwd
+//   6. pivot_root and detach the old root
+//   7. root.readonly
+#pragma once
+
+#include "minirun/error.hpp"
+#include "minirun/fd.hpp"
+#include "plan.hpp"
+#include "syscalls.hpp"
+
+namespace minirun::runtime::mount {
+
+// Steps 1-5: returns an O_PATH fd of the prepared rootfs.
+Result<UniqueFd> prepare_rootfs(const Plan& plan, Syscalls& sys);
+
+// Step 6.
+Status pivot_into(int root_fd, Syscalls& sys);
+
+// Step 7, after pivot_root.
+Status finalize_root(const Plan& plan, Syscalls& sys);
+
+// Step 3, one entry (mount_entries.cpp).
+Status mount_entry(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys);
+
+// The "cgroup" entry (mount_cgroup.cpp).
+Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys);
+
+// Step 4 (mount_devices.cpp).
+Status create_devices(const Plan& plan, int root_fd, Syscalls& sys);
+
+// Remounts an existing bind mount with `flags` (MS_RDONLY, MS_NOSUID, ...), keeping the
+// flags the kernel locks inside a user namespace.
+Status remount_bind(const std::string& target, unsigned long flags, Syscalls& sys);
+
+} // namespace minirun::runtime::mount

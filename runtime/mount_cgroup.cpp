@@ -1,0 +1,141 @@
+// The "cgroup" entry of mounts[]: the container's view of the cgroup hierarchies.
+//
+// There is no single "cgroup" filesystem to mount. On a unified (v2) host it is one
+// cgroup2 mount. On a v1 or hybrid host (this project's CI) each controller is its own
+// hierarchy, so, like runc, mini-run puts a tmpfs at the destination and binds into it,
+// per hierarchy, the directory of the cgroup the container is in (cpu, memory, ...,
+// and "unified" for the cgroup2 part of a hybrid host).
+#include "fs.hpp"
+#include "mount.hpp"
+#include "mountinfo.hpp"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+
+#include <optional>
+
+namespace minirun::runtime::mount {
+namespace {
+
+constexpr std::string_view kCgroupRoot = "/sys/fs/cgroup";
+
+bool is_cgroup_fs(const fs::MountInfo& info) {
+    return info.fs_type == "cgroup" || info.fs_type == "cgroup2";
+}
+
+// Which of our /proc/self/cgroup lines belongs to this hierarchy.
+std::optional<std::string> own_path_in(const fs::MountInfo& hierarchy,
+                                       const std::vector<fs::CgroupMembership>& memberships) {
+    for (const auto& membership : memberships) {
+        if (hierarchy.fs_type == "cgroup2") {
+            if (membership.hierarchy_id == 0) {
+                return membership.path;
+            }
+            continue;
+        }
+        if (membership.hierarchy_id == 0 || membership.controllers.empty()) {
+            continue;
+        }
+        bool all = true;
+        for (std::string_view controller : fs::split(membership.controllers, ',')) {
+            all = all && fs::has_option(hierarchy.super_options, controller);
+        }
+        if (all) {
+            return membership.path;
+        }
+    }
+    return std::nullopt;
+}
+
+// The mount data naming a v1 hierarchy's controllers: its superblock options without
+// the read-write flag ("rw,cpu,cpuacct" -> "cpu,cpuacct").
+std::string controllers_of(const fs::MountInfo& hierarchy) {
+    std::string out;
+    for (std::string_view option : fs::split(hierarchy.super_options, ',')) {
+        if (!option.empty() && option != "rw" && option != "ro") {
+            out += out.empty() ? "" : ",";
+            out += option;
+        }
+    }
+    return out;
+}
+
+// Host directory of our cgroup in `hierarchy`, given its mount root (usually "/").
+std::string host_directory(const fs::MountInfo& hierarchy, const std::string& own_path) {
+    std::string relative = own_path;
+    if (hierarchy.root != "/" && relative.starts_with(hierarchy.root)) {
+        relative = relative.substr(hierarchy.root.size());
+    }
+    return fs::clean_path(hierarchy.mount_point + "/" + relative);
+}
+
+Status bind_hierarchy(int root_fd, const std::string& destination, const std::string& source,
+                      unsigned long flags, Syscalls& sys) {
+    MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, destination, 0755));
+    MR_TRY(sys.mount(source, fs::fd_path(target.get()), "", MS_BIND | MS_REC, ""));
+    MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, destination, O_PATH));
+    return remount_bind(fs::fd_path(mounted.get()), flags, sys);
+}
+
+} // namespace
+
+Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys) {
+    MR_ASSIGN(auto mounts, fs::read_mountinfo());
+    MR_ASSIGN(std::string cgroup_text, fs::read_file("/proc/self/cgroup"));
+    auto memberships = fs::parse_proc_cgroup(cgroup_text);
+    unsigned long flags = step.options.flags & ~MS_REMOUNT;
+
+    for (const auto& info : mounts) {
+        if (info.fs_type == "cgroup2" && info.mount_point == kCgroupRoot) {
+            // Unified host. With a cgroup namespace of its own the container's mount shows
+            // its cgroup as the root; without one, a fresh mount shows the whole tree, and
+            // where even that is refused (a user namespace) we bind our own cgroup.
+            MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
+            auto mounted = sys.mount("cgroup2", fs::fd_path(target.get()), "cgroup2", flags, "");
+            if (mounted || mounted.error().errno_value() != EPERM) {
+                return mounted;
+            }
+            auto own = own_path_in(info, memberships);
+            return bind_hierarchy(root_fd, step.destination,
+                                  host_directory(info, own.value_or("/")), flags, sys);
+        }
+    }
+
+    // v1 or hybrid: a tmpfs to hold one directory per hierarchy.
+    MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
+    MR_TRY(sys.mount("tmpfs", fs::fd_path(target.get()), "tmpfs", flags & ~MS_RDONLY,
+                     "mode=755"));
+    for (const auto& info : mounts) {
+        if (!is_cgroup_fs(info) || fs::split_parent(info.mount_point).first != kCgroupRoot) {
+            continue;
+        }
+        auto own = own_path_in(info, memberships);
+        if (!own) {
+            continue;
+        }
+        std::string name = fs::split_parent(info.mount_point).second;
+        std::string destination = step.destination + "/" + name;
+        // With a cgroup namespace of its own, a fresh mount of the hierarchy shows the
+        // container's cgroup as its root, which is the point of the namespace.
+        if (plan.has_own(spec::NamespaceType::cgroup)) {
+            MR_ASSIGN(UniqueFd sub, fs::mkdir_all_in_root(root_fd, destination, 0755));
+            auto mounted = sys.mount("cgroup", fs::fd_path(sub.get()), info.fs_type, flags,
+                                     info.fs_type == "cgroup" ? controllers_of(info) : "");
+            if (mounted) {
+                continue;
+            }
+            if (mounted.error().errno_value() != EPERM) {
+                return mounted.error().wrap(cat("cgroup hierarchy ", name));
+            }
+        }
+        MR_TRY_WRAP(bind_hierarchy(root_fd, destination, host_directory(info, *own), flags, sys),
+                    cat("cgroup hierarchy ", name));
+    }
+    if ((flags & MS_RDONLY) != 0) {
+        MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+        MR_TRY(sys.mount("", fs::fd_path(mounted.get()), "", MS_REMOUNT | flags, "mode=755"));
+    }
+    return {};
+}
+
+} // namespace minirun::runtime::mount

@@ -1,0 +1,172 @@
+#include "plan.hpp"
+
+#include "fs.hpp"
+#include "namespaces.hpp"
+
+#include <algorithm>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+namespace minirun::runtime {
+
+using spec::NamespaceType;
+
+bool Plan::creates(NamespaceType type) const {
+    const spec::Namespace* ns = spec.linux.find_namespace(type);
+    return ns != nullptr && ns->path.empty();
+}
+
+bool Plan::joins_namespace(NamespaceType type) const {
+    const spec::Namespace* ns = spec.linux.find_namespace(type);
+    return ns != nullptr && !ns->path.empty();
+}
+
+std::string id_map_text(const std::vector<spec::IdMapping>& mappings) {
+    std::string text;
+    for (const spec::IdMapping& mapping : mappings) {
+        text += cat(mapping.container_id, ' ', mapping.host_id, ' ', mapping.size, '\n');
+    }
+    return text;
+}
+
+Result<MountStep> plan_mount(const spec::Mount& mount, const std::string& bundle) {
+    MountStep step;
+    step.destination = fs::clean_path(mount.destination);
+    step.options = parse_mount_options(mount.options);
+    step.fs_type = mount.type;
+    // A "bind" type is a bind mount even without the option, as runc reads it.
+    if (mount.type == "bind") {
+        step.options.bind = true;
+    }
+    if (step.options.bind) {
+        step.fs_type.clear();
+        if (mount.source.empty()) {
+            return Error(EINVAL, "source: a bind mount needs a source");
+        }
+        // Bind sources are host paths; relative ones are relative to the bundle.
+        step.source = mount.source.front() == '/' ? mount.source : bundle + "/" + mount.source;
+        return step;
+    }
+    if (mount.type.empty()) {
+        return Error(EINVAL, "type: required unless the mount is a bind mount");
+    }
+    step.source = mount.source.empty() ? mount.type : mount.source;
+    step.is_cgroup = mount.type == "cgroup";
+    return step;
+}
+
+namespace {
+
+Status plan_namespaces(Plan& plan) {
+    const auto& namespaces = plan.spec.linux.namespaces;
+    unsigned long new_flags = 0;
+    for (size_t i = 0; i < namespaces.size(); ++i) {
+        const spec::Namespace& ns = namespaces[i];
+        int flag = clone_flag_of(ns.type);
+        if (!ns.path.empty()) {
+            plan.joins.push_back({ns.type, flag, ns.path, i});
+        } else if (ns.type == NamespaceType::time) {
+            // A time namespace's offsets can only be written before any process is in
+            // it, so the init creates it itself (time.cpp) instead of clone() doing it.
+            plan.new_time_namespace = true;
+        } else {
+            new_flags |= static_cast<unsigned long>(flag);
+        }
+    }
+    // Join the user namespace first: its privileges then govern joining the others.
+    std::stable_partition(plan.joins.begin(), plan.joins.end(), [](const NamespaceToJoin& j) {
+        return j.type == NamespaceType::user;
+    });
+
+    bool joins_user = plan.joins_namespace(NamespaceType::user);
+    bool creates_user = plan.creates(NamespaceType::user);
+    if (joins_user) {
+        if ((new_flags & CLONE_NEWPID) != 0) {
+            return Error(EINVAL, "linux.namespaces: a new pid namespace together with a "
+                                 "joined user namespace is not supported");
+        }
+        // New namespaces must belong to the joined user namespace, so the init creates
+        // them after setns() instead of clone() creating them before.
+        plan.unshare_flags = new_flags;
+        return {};
+    }
+    if (creates_user && !plan.joins.empty()) {
+        return Error(EINVAL, cat("linux.namespaces[", plan.joins.front().config_index,
+                                 "]: joining a ",
+                                 spec::namespace_type_name(plan.joins.front().type),
+                                 " namespace together with a new user namespace is not "
+                                 "supported"));
+    }
+    plan.clone_flags = new_flags;
+    plan.wait_for_parent = creates_user;
+    return {};
+}
+
+Status plan_rootfs(Plan& plan) {
+    const std::string& root = plan.spec.root.path;
+    std::string path = root.front() == '/' ? root : plan.bundle + "/" + root;
+    auto resolved = fs::real_path(path);
+    if (!resolved) {
+        return resolved.error().wrap(cat("root.path: rootfs ", quoted(path)));
+    }
+    struct stat info {};
+    if (::stat(resolved->c_str(), &info) < 0 || !S_ISDIR(info.st_mode)) {
+        return Error(ENOTDIR, cat("root.path: rootfs ", quoted(path), " is not a directory"));
+    }
+    plan.rootfs = std::move(*resolved);
+    return {};
+}
+
+Status plan_mounts(Plan& plan) {
+    const auto& mounts = plan.spec.mounts;
+    plan.setup_dev = true;
+    for (size_t i = 0; i < mounts.size(); ++i) {
+        auto step = plan_mount(mounts[i], plan.bundle);
+        if (!step) {
+            return step.error().wrap(cat("mounts[", i, "]"));
+        }
+        // A /dev bound from elsewhere is the user's: we do not add devices to it.
+        if (step->destination == "/dev" && step->options.bind) {
+            plan.setup_dev = false;
+        }
+        plan.mounts.push_back(std::move(*step));
+    }
+    const std::string& propagation = plan.spec.linux.rootfs_propagation;
+    plan.root_propagation =
+        propagation.empty() ? (MS_PRIVATE | MS_REC) : propagation_flags(propagation);
+    return {};
+}
+
+} // namespace
+
+Result<Plan> make_plan(spec::Spec spec, const PlanInput& input) {
+    Plan plan;
+    plan.spec = std::move(spec);
+    plan.id = input.id;
+    plan.preserve_fds = input.preserve_fds;
+    if (!plan.spec.process) {
+        return Error(EINVAL, "process: required to run a container");
+    }
+    auto bundle = fs::real_path(input.bundle);
+    if (!bundle) {
+        return bundle.error().wrap("bundle");
+    }
+    plan.bundle = std::move(*bundle);
+
+    MR_TRY(plan_rootfs(plan));
+    MR_TRY(plan_namespaces(plan));
+    MR_TRY(plan_mounts(plan));
+
+    const spec::Linux& linux = plan.spec.linux;
+    if (plan.creates(NamespaceType::user)) {
+        plan.uid_map = id_map_text(linux.uid_mappings);
+        plan.gid_map = id_map_text(linux.gid_mappings);
+    }
+    for (const auto& [clock, offset] : linux.time_offsets) {
+        plan.time_offsets += cat(clock, ' ', offset.secs, ' ', offset.nanosecs, '\n');
+    }
+    return plan;
+}
+
+} // namespace minirun::runtime

@@ -1,0 +1,81 @@
+// The plan: everything the init needs, decided in the parent before clone().
+//
+// config.json -> spec::Spec -> Plan -> clone() -> init steps -> execve.
+// make_plan() is pure (no system calls besides resolving the bundle and rootfs paths), so
+// every decision it takes is unit-tested; the init only carries the plan out. Because the
+// init is a clone of the parent (no CLONE_VM), it reads the plan from its own copy of the
+// parent's memory: nothing is serialised.
+#pragma once
+
+#include "minirun/error.hpp"
+#include "minirun/spec.hpp"
+#include "mount_options.hpp"
+
+#include <string>
+#include <vector>
+
+namespace minirun::runtime {
+
+// One entry of mounts[], ready for the kernel.
+struct MountStep {
+    std::string destination; // clean absolute path inside the rootfs
+    std::string source;      // for binds: an absolute host path
+    std::string fs_type;     // empty for binds
+    MountOptions options;
+    bool is_cgroup = false;  // "cgroup": mini-run assembles the hierarchy view itself
+};
+
+// A namespace the config names by path: the init joins it with setns().
+struct NamespaceToJoin {
+    spec::NamespaceType type = spec::NamespaceType::pid;
+    int clone_flag = 0;
+    std::string path;
+    size_t config_index = 0; // position in linux.namespaces, for messages
+};
+
+struct Plan {
+    spec::Spec spec;
+    std::string id;
+    std::string bundle; // absolute
+    std::string rootfs; // absolute, symlinks resolved
+
+    // New namespaces clone() creates for the init.
+    unsigned long clone_flags = 0;
+    // New namespaces the init creates with unshare() after joining others: used when a
+    // user namespace is joined, so that they are owned by it.
+    unsigned long unshare_flags = 0;
+    bool new_time_namespace = false; // needs unshare + offsets + setns, see time.cpp
+    std::vector<NamespaceToJoin> joins; // user namespace first
+
+    std::string uid_map; // "0 100000 65536\n", written by the parent
+    std::string gid_map;
+    std::string time_offsets; // "monotonic 5 0\n"
+
+    unsigned long root_propagation = 0; // MS_PRIVATE|MS_REC by default
+    std::vector<MountStep> mounts;
+    bool setup_dev = false; // /dev is ours (a tmpfs from mounts[]): add the default devices
+
+    int preserve_fds = 0;
+    bool wait_for_parent = false; // the parent has work between clone and setup (id maps)
+
+    [[nodiscard]] bool creates(spec::NamespaceType type) const;
+    [[nodiscard]] bool joins_namespace(spec::NamespaceType type) const;
+    // Created or joined: the container does not share the host's.
+    [[nodiscard]] bool has_own(spec::NamespaceType type) const {
+        return creates(type) || joins_namespace(type);
+    }
+};
+
+struct PlanInput {
+    std::string id;
+    std::string bundle; // as given on the command line
+    int preserve_fds = 0;
+};
+
+Result<Plan> make_plan(spec::Spec spec, const PlanInput& input);
+
+// Pieces of make_plan, exposed for tests.
+Result<MountStep> plan_mount(const spec::Mount& mount, const std::string& bundle);
+std::string id_map_text(const std::vector<spec::IdMapping>& mappings);
+
+} // namespace minirun::runtime

@@ -1,0 +1,114 @@
+#include "process.hpp"
+
+#include "minirun/fd.hpp"
+#include "mountinfo.hpp"
+
+#include <linux/close_range.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
+#include <climits>
+
+namespace minirun::runtime::process {
+namespace {
+
+constexpr std::string_view kDefaultPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// 0 when `path` is an executable regular file for us, otherwise the errno execve would
+// give.
+int executable_error(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) < 0) {
+        return errno;
+    }
+    if (S_ISDIR(info.st_mode)) {
+        return EACCES;
+    }
+    if (::access(path.c_str(), X_OK) < 0) {
+        return errno;
+    }
+    return 0;
+}
+
+} // namespace
+
+std::string search_path(const std::vector<std::string>& env) {
+    std::string path(kDefaultPath);
+    for (const std::string& entry : env) {
+        if (entry.starts_with("PATH=")) {
+            path = entry.substr(5);
+        }
+    }
+    return path;
+}
+
+Result<std::string> find_executable(const spec::Process& process) {
+    const std::string& name = process.args.front();
+    if (name.find('/') != std::string::npos) {
+        if (int error = executable_error(name); error != 0) {
+            return Error::from_errno(error, cat("exec: ", quoted(name)));
+        }
+        return name;
+    }
+    int first_error = ENOENT;
+    std::string path = search_path(process.env);
+    for (std::string_view dir : fs::split(path, ':')) {
+        // An empty PATH entry means the current directory, as in execvp(3).
+        std::string candidate = cat(dir.empty() ? "." : dir, "/", name);
+        int error = executable_error(candidate);
+        if (error == 0) {
+            return candidate;
+        }
+        if (error == EACCES && first_error == ENOENT) {
+            first_error = EACCES;
+        }
+    }
+    if (first_error == EACCES) {
+        return Error::from_errno(EACCES, cat("exec: ", quoted(name)));
+    }
+    // Both runc's and crun's wordings, which podman and containerd match on.
+    return Error(ENOENT, cat("exec: ", quoted(name),
+                             ": executable file not found in $PATH: No such file or directory"));
+}
+
+Status enter_cwd(const spec::Process& process) {
+    if (::chdir(process.cwd.c_str()) < 0) {
+        return Error::from_errno(cat("process.cwd: chdir ", quoted(process.cwd)));
+    }
+    std::array<char, PATH_MAX> here{};
+    if (::getcwd(here.data(), here.size()) == nullptr || here[0] != '/') {
+        return Error(EPERM, cat("process.cwd: ", quoted(process.cwd),
+                                " is outside the container"));
+    }
+    return {};
+}
+
+Status exec(const std::string& path, const spec::Process& process, int preserve_fds) {
+    std::vector<char*> argv;
+    argv.reserve(process.args.size() + 1);
+    for (const std::string& arg : process.args) {
+        argv.push_back(const_cast<char*>(arg.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    }
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    envp.reserve(process.env.size() + 1);
+    for (const std::string& entry : process.env) {
+        envp.push_back(const_cast<char*>(entry.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    }
+    envp.push_back(nullptr);
+
+    // Callers leak fds into runtimes (containerd's shim socket, a shell's fd 10): none may
+    // reach the container. Marking them close-on-exec rather than closing them keeps our
+    // own sync socket usable to report a failing execve.
+    auto first = static_cast<unsigned>(3 + preserve_fds);
+    if (::syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+        return Error::from_errno("mark inherited fds close-on-exec");
+    }
+    ::execve(path.c_str(), argv.data(), envp.data());
+    return Error::from_errno(cat("exec ", quoted(path)));
+}
+
+} // namespace minirun::runtime::process

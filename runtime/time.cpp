@@ -1,0 +1,32 @@
+#include "time.hpp"
+
+#include "fs.hpp"
+#include "minirun/fd.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
+
+namespace minirun::runtime::time_ns {
+
+Status enter_new_time_namespace(const Plan& plan) {
+    MR_TRY(check_syscall(::unshare(CLONE_NEWTIME), "unshare time namespace"));
+    if (!plan.time_offsets.empty()) {
+        // The init is non-dumpable, which makes its /proc files belong to the host's root:
+        // inside a user namespace it could not open its own timens_offsets. Dumpable only
+        // for this write; nothing of the container runs yet to take advantage.
+        ::prctl(PR_SET_DUMPABLE, 1);
+        auto written = fs::write_file("/proc/self/timens_offsets", plan.time_offsets);
+        ::prctl(PR_SET_DUMPABLE, 0);
+        if (!written) {
+            return written.error().wrap("linux.timeOffsets");
+        }
+    }
+    UniqueFd ns(::open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC));
+    if (!ns) {
+        return Error::from_errno("open /proc/self/ns/time_for_children");
+    }
+    return check_syscall(::setns(ns.get(), CLONE_NEWTIME), "enter time namespace");
+}
+
+} // namespace minirun::runtime::time_ns

@@ -1,0 +1,55 @@
+// File system helpers, above all the safe resolution of paths inside a container's rootfs.
+//
+// A rootfs is untrusted: it may contain symlinks such as /proc -> /host/etc or
+// dev -> ../../../dev. Every path mini-run touches inside it is resolved with openat2()
+// and RESOLVE_IN_ROOT, which makes the kernel treat the rootfs fd as "/" for ".." and for
+// absolute symlinks, so no symlink can lead out of it (CVE-2021-30465, CVE-2024-45310
+// class). Mounts then target the resolved fd through /proc/self/fd/N, never a path string
+// that could be swapped between check and use.
+#pragma once
+
+#include "minirun/error.hpp"
+#include "minirun/fd.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace minirun::fs {
+
+// Resolves `path` (absolute or relative, either way taken inside the root) below `root_fd`,
+// never leaving it. `extra_resolve` adds RESOLVE_* flags (e.g. RESOLVE_NO_SYMLINKS).
+Result<UniqueFd> open_in_root(int root_fd, std::string_view path, int flags,
+                              uint64_t extra_resolve = 0);
+
+// Creates `path` and its missing parents below `root_fd` as directories (mode before
+// umask), and returns an O_PATH fd of the final directory.
+Result<UniqueFd> mkdir_all_in_root(int root_fd, std::string_view path, mode_t mode);
+
+// Makes sure `path` exists below `root_fd` (a missing one becomes an empty regular file,
+// its missing parents directories) and returns an O_PATH fd of it.
+Result<UniqueFd> ensure_file_in_root(int root_fd, std::string_view path, mode_t mode);
+
+// The magic-link path of an fd, to hand an fd to calls that only take paths (mount(2)).
+std::string fd_path(int fd);
+
+// The path an fd refers to (readlink of /proc/self/fd/N).
+Result<std::string> fd_target(int fd);
+
+// Splits "/a/b/c" into ("/a/b", "c"). A path with no '/' has parent ".".
+std::pair<std::string, std::string> split_parent(std::string_view path);
+
+// Lexically normalises an absolute path: collapses "//", "." and ".." (never above "/").
+std::string clean_path(std::string_view path);
+
+Result<std::string> read_file(const std::string& path);
+// Writes `content` with a single write(2): the kernel requires that for uid_map and friends.
+Status write_file(const std::string& path, std::string_view content);
+Status write_file_at(int dir_fd, const std::string& name, std::string_view content);
+
+// realpath(3) as a Result.
+Result<std::string> real_path(const std::string& path);
+
+} // namespace minirun::fs

@@ -1,0 +1,115 @@
+#include "minirun/log.hpp"
+
+#include "minirun/fd.hpp"
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+namespace minirun::log {
+namespace {
+
+struct Sink {
+    Options options;
+    UniqueFd file;
+};
+
+Sink& sink() {
+    static Sink instance;
+    return instance;
+}
+
+std::string_view level_name(Level level) {
+    switch (level) {
+    case Level::debug:
+        return "debug";
+    case Level::info:
+        return "info";
+    case Level::warning:
+        return "warning";
+    case Level::error:
+        return "error";
+    }
+    return "error";
+}
+
+// One write() per line, so concurrent writers (the init and the parent) never interleave
+// inside a line.
+void write_all(int fd, std::string_view text) {
+    while (!text.empty()) {
+        ssize_t written = ::write(fd, text.data(), text.size());
+        if (written < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return;
+        }
+        text.remove_prefix(static_cast<size_t>(written));
+    }
+}
+
+} // namespace
+
+Status configure(const Options& options) {
+    Sink& s = sink();
+    s.options = options;
+    s.file.reset();
+    if (!options.file.empty()) {
+        int fd = ::open(options.file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            return Error::from_errno(cat("open log file ", quoted(options.file)));
+        }
+        s.file.reset(fd);
+    }
+    return {};
+}
+
+bool enabled(Level level) { return level >= sink().options.min_level; }
+
+std::string rfc3339_now() {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    tm utc{};
+    gmtime_r(&now.tv_sec, &utc);
+    std::array<char, 64> buffer{};
+    size_t length = strftime(buffer.data(), buffer.size(), "%Y-%m-%dT%H:%M:%S", &utc);
+    (void)std::snprintf(buffer.data() + length, buffer.size() - length, ".%09ldZ", now.tv_nsec);
+    return buffer.data();
+}
+
+std::string json_line(Level level, std::string_view message, std::string_view time) {
+    nlohmann::json line = {
+        {"level", level_name(level)}, {"msg", message}, {"time", time}};
+    return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void write(Level level, std::string_view message) {
+    Sink& s = sink();
+    if (!enabled(level)) {
+        return;
+    }
+    if (s.file) {
+        std::string line = s.options.format == Format::json
+                               ? json_line(level, message, rfc3339_now())
+                               : cat(rfc3339_now(), " ", level_name(level), " ", message);
+        line.push_back('\n');
+        write_all(s.file.get(), line);
+        // With a log file, only errors also reach stderr: a caller that reads stderr
+        // (conmon falls back to it) still sees why we failed.
+        if (level != Level::error) {
+            return;
+        }
+    }
+    std::string line = level == Level::error || level == Level::warning
+                           ? cat("mini-run: ", level == Level::warning ? "warning: " : "",
+                                 message, "\n")
+                           : cat("mini-run: ", level_name(level), ": ", message, "\n");
+    write_all(STDERR_FILENO, line);
+}
+
+} // namespace minirun::log

@@ -1,0 +1,51 @@
+// The system calls that change a container's view of the world, behind an interface.
+//
+// The runtime core calls these through `Syscalls&`, so its logic (which mounts, in which
+// order, with which flags; which ids in which order) runs unchanged in unit tests against
+// a recording fake, without root. Production code uses linux_syscalls().
+#pragma once
+
+#include "minirun/error.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace minirun {
+
+class Syscalls {
+public:
+    Syscalls() = default;
+    Syscalls(const Syscalls&) = delete;
+    Syscalls& operator=(const Syscalls&) = delete;
+    Syscalls(Syscalls&&) = delete;
+    Syscalls& operator=(Syscalls&&) = delete;
+    virtual ~Syscalls() = default;
+
+    // Empty source, fstype or data are passed to the kernel as NULL.
+    virtual Status mount(const std::string& source, const std::string& target,
+                         const std::string& fstype, unsigned long flags,
+                         const std::string& data) = 0;
+    virtual Status umount2(const std::string& target, int flags) = 0;
+    virtual Status pivot_root(const std::string& new_root, const std::string& put_old) = 0;
+    virtual Status mknodat(int dir_fd, const std::string& name, mode_t mode, dev_t device) = 0;
+    virtual Status symlinkat(const std::string& target, int dir_fd, const std::string& name) = 0;
+    virtual Status fchownat(int dir_fd, const std::string& name, uid_t uid, gid_t gid,
+                            int flags) = 0;
+    // The ST_* flags of the mount holding `path` (statvfs f_flag).
+    virtual Result<unsigned long> mount_flags_of(const std::string& path) = 0;
+    virtual Status sethostname(const std::string& name) = 0;
+    virtual Status setdomainname(const std::string& name) = 0;
+    virtual Status setgroups(const std::vector<gid_t>& groups) = 0;
+    virtual Status setresgid(gid_t gid) = 0;
+    virtual Status setresuid(uid_t uid) = 0;
+    virtual void umask(mode_t mask) = 0;
+    virtual Status chdir(const std::string& path) = 0;
+    virtual Status fchdir(int fd) = 0;
+};
+
+// The real system calls.
+Syscalls& linux_syscalls();
+
+} // namespace minirun

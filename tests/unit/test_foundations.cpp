@@ -1,0 +1,51 @@
+#include "minirun/error.hpp"
+#include "minirun/log.hpp"
+#include "minirun/runtime.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+using namespace minirun;
+
+TEST_CASE("errors carry context up the chain and keep errno", "[error]") {
+    Error inner = Error::from_errno(ENOENT, "open x");
+    CHECK(inner.message() == "open x: No such file or directory");
+    Error outer = inner.wrap("mounts[2]");
+    CHECK(outer.message() == "mounts[2]: open x: No such file or directory");
+    CHECK(outer.errno_value() == ENOENT);
+
+    auto fails = []() -> Status { return Error(EINVAL, "bad"); };
+    auto caller = [&]() -> Result<int> {
+        MR_TRY_WRAP(fails(), "step");
+        return 1;
+    };
+    auto result = caller();
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error().message() == "step: bad");
+    CHECK(quoted("a\"b") == "\"a\\\"b\"");
+}
+
+TEST_CASE("container ids", "[id]") {
+    for (const char* good : {"a", "abc-DEF_1.2+3", "0123456789abcdef", "x."}) {
+        CHECK(validate_container_id(good).ok());
+    }
+    for (const char* bad : {"", ".", "..", "../x", "a/b", ".hidden", "sp ace", "a\nb", "é"}) {
+        CHECK_FALSE(validate_container_id(bad).ok());
+    }
+    CHECK(validate_container_id(std::string(1024, 'a')).ok());
+    CHECK_FALSE(validate_container_id(std::string(1025, 'a')).ok());
+    CHECK_THAT(validate_container_id("a/b").error().message(),
+               Catch::StartsWith("invalid container id \"a/b\""));
+}
+
+TEST_CASE("log lines: one JSON object with level, msg and an RFC 3339 time", "[log]") {
+    std::string time = log::rfc3339_now();
+    CHECK(std::regex_match(time, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z)")));
+    std::string line = log::json_line(log::Level::error, "exec: \"x\"\nfailed", time);
+    CHECK(line.find('\n') == std::string::npos);
+    auto parsed = nlohmann::json::parse(line);
+    CHECK(parsed["level"] == "error");
+    CHECK(parsed["msg"] == "exec: \"x\"\nfailed");
+    CHECK(parsed["time"] == time);
+}

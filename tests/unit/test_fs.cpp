@@ -1,0 +1,118 @@
+#include "fs.hpp"
+#include "temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <filesystem>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace minirun;
+using minirun::testing::TempDir;
+namespace stdfs = std::filesystem;
+
+namespace {
+UniqueFd open_dir(const std::string& path) {
+    return UniqueFd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+}
+} // namespace
+
+TEST_CASE("clean_path collapses . .. and slashes, never above /", "[fs]") {
+    CHECK(fs::clean_path("/a/./b//c/") == "/a/b/c");
+    CHECK(fs::clean_path("/a/../../../b") == "/b");
+    CHECK(fs::clean_path("a/b") == "/a/b");
+    CHECK(fs::clean_path("") == "/");
+    CHECK(fs::clean_path("/..") == "/");
+}
+
+TEST_CASE("split_parent", "[fs]") {
+    CHECK(fs::split_parent("/a/b/c") == std::pair<std::string, std::string>{"/a/b", "c"});
+    CHECK(fs::split_parent("/c") == std::pair<std::string, std::string>{"/", "c"});
+    CHECK(fs::split_parent("c") == std::pair<std::string, std::string>{".", "c"});
+}
+
+TEST_CASE("mkdir_all_in_root stays inside the root through hostile symlinks", "[fs]") {
+    TempDir tmp;
+    std::string root = tmp.path() + "/rootfs";
+    std::string outside = tmp.path() + "/outside";
+    stdfs::create_directories(root);
+    stdfs::create_directories(outside);
+    // An absolute link and a relative one that climbs, both aiming at `outside`.
+    stdfs::create_symlink(outside, root + "/abs");
+    stdfs::create_symlink("../../../../../../outside", root + "/rel");
+    UniqueFd root_fd = open_dir(root);
+
+    auto made = fs::mkdir_all_in_root(root_fd.get(), "/abs/x/y", 0755);
+    REQUIRE(made.ok());
+    auto relative = fs::mkdir_all_in_root(root_fd.get(), "/rel/z", 0755);
+    REQUIRE(relative.ok());
+
+    // Both were created below the rootfs ("/" of the root), nothing in `outside`.
+    CHECK(stdfs::is_empty(outside));
+    CHECK(*fs::fd_target(made->get()) == root + outside + "/x/y");
+    CHECK(*fs::fd_target(relative->get()) == root + "/outside/z");
+}
+
+TEST_CASE("mkdir_all_in_root follows links to missing targets, and stops on loops", "[fs]") {
+    TempDir tmp;
+    std::string root = tmp.path();
+    stdfs::create_symlink("/a/b", root + "/first");
+    stdfs::create_symlink("loop2", root + "/loop1");
+    stdfs::create_symlink("loop1", root + "/loop2");
+    UniqueFd root_fd = open_dir(root);
+
+    auto made = fs::mkdir_all_in_root(root_fd.get(), "/first/c", 0755);
+    REQUIRE(made.ok());
+    CHECK(stdfs::is_directory(root + "/a/b/c"));
+
+    auto looped = fs::mkdir_all_in_root(root_fd.get(), "/loop1/x", 0755);
+    REQUIRE_FALSE(looped.ok());
+    CHECK(looped.error().errno_value() == ELOOP);
+}
+
+TEST_CASE("open_in_root refuses magic links and can refuse symlinks", "[fs]") {
+    TempDir tmp;
+    std::string root = tmp.path();
+    stdfs::create_directories(root + "/real");
+    stdfs::create_symlink("real", root + "/link");
+    stdfs::create_symlink("/proc/self/root", root + "/magic");
+    UniqueFd root_fd = open_dir(root);
+
+    CHECK(fs::open_in_root(root_fd.get(), "/link", O_PATH).ok());
+    auto no_symlinks = fs::open_in_root(root_fd.get(), "/link", O_PATH, RESOLVE_NO_SYMLINKS);
+    REQUIRE_FALSE(no_symlinks.ok());
+    CHECK(no_symlinks.error().errno_value() == ELOOP);
+    // /proc/self/root resolved in the root is <root>/proc/self/root, which does not exist:
+    // the link can never jump to the real process root.
+    CHECK_FALSE(fs::open_in_root(root_fd.get(), "/magic/etc", O_PATH).ok());
+}
+
+TEST_CASE("ensure_file_in_root creates a file and never follows a dangling link", "[fs]") {
+    TempDir tmp;
+    std::string root = tmp.path() + "/rootfs";
+    stdfs::create_directories(root);
+    std::string victim = tmp.path() + "/victim";
+    stdfs::create_symlink(victim, root + "/dangling");
+    UniqueFd root_fd = open_dir(root);
+
+    auto file = fs::ensure_file_in_root(root_fd.get(), "/etc/hosts", 0644);
+    REQUIRE(file.ok());
+    CHECK(stdfs::is_regular_file(root + "/etc/hosts"));
+
+    // The dangling link resolves inside the root, to <root>/<victim path>: created there.
+    auto through = fs::ensure_file_in_root(root_fd.get(), "/dangling", 0644);
+    CHECK_FALSE(stdfs::exists(victim));
+    (void)through;
+}
+
+TEST_CASE("read_file and write_file", "[fs]") {
+    TempDir tmp;
+    std::string path = tmp.path() + "/f";
+    { UniqueFd fd(::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600)); }
+    REQUIRE(fs::write_file(path, "hello").ok());
+    CHECK(*fs::read_file(path) == "hello");
+    auto missing = fs::read_file(tmp.path() + "/missing");
+    REQUIRE_FALSE(missing.ok());
+    CHECK(missing.error().message() == "open " + tmp.path() + "/missing: No such file or directory");
+}

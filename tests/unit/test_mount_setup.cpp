@@ -1,0 +1,249 @@
+// The mount namespace steps against a recording fake: which mounts, in which order, with
+// which flags, onto which paths of a real (temporary, unprivileged) rootfs.
+#include "fake_syscalls.hpp"
+#include "mount.hpp"
+#include "plan.hpp"
+#include "temp_dir.hpp"
+#include "user.hpp"
+#include "uts.hpp"
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
+
+using namespace minirun;
+using namespace minirun::runtime;
+using minirun::testing::FakeSyscalls;
+using minirun::testing::MountCall;
+using minirun::testing::TempDir;
+using nlohmann::json;
+namespace stdfs = std::filesystem;
+
+namespace {
+
+json config_with_mounts(json mounts) {
+    return json{
+        {"ociVersion", "1.0.2"},
+        {"root", {{"path", "rootfs"}, {"readonly", true}}},
+        {"process", {{"args", {"sh"}}, {"cwd", "/work/dir"}}},
+        {"mounts", std::move(mounts)},
+        {"linux", {{"namespaces", json::array({{{"type", "mount"}}})}}},
+    };
+}
+
+json default_mounts() {
+    return json::array({
+        {{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},
+        {{"destination", "/dev"},
+         {"type", "tmpfs"},
+         {"source", "tmpfs"},
+         {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
+        {{"destination", "/dev/pts"},
+         {"type", "devpts"},
+         {"source", "devpts"},
+         {"options", {"nosuid", "noexec", "newinstance", "ptmxmode=0666"}}},
+    });
+}
+
+struct Fixture {
+    TempDir dir;
+    std::string rootfs;
+    FakeSyscalls sys;
+    Fixture() : rootfs(dir.path() + "/rootfs") { stdfs::create_directories(rootfs); }
+
+    Plan plan(const json& config) const {
+        auto spec = spec::parse_spec(config.dump());
+        REQUIRE(spec.ok());
+        auto made = make_plan(std::move(*spec), {"test", dir.path(), 0});
+        REQUIRE(made.ok());
+        return std::move(*made);
+    }
+};
+
+} // namespace
+
+TEST_CASE("rootfs: propagation first, then the rootfs bind, then mounts[] in order", "[mount]") {
+    Fixture f;
+    Plan plan = f.plan(config_with_mounts(default_mounts()));
+    auto root = mount::prepare_rootfs(plan, f.sys);
+    REQUIRE(root.ok());
+
+    REQUIRE(f.sys.mounts.size() == 5);
+    const MountCall& propagation = f.sys.mounts[0];
+    CHECK(propagation.target == "/");
+    CHECK(propagation.flags == (MS_PRIVATE | MS_REC));
+
+    const MountCall& bind = f.sys.mounts[1];
+    CHECK(bind.source == f.rootfs);
+    CHECK(bind.target == f.rootfs);
+    CHECK(bind.flags == (MS_BIND | MS_REC));
+
+    CHECK(f.sys.mounts[2].target == f.rootfs + "/proc");
+    CHECK(f.sys.mounts[2].fs_type == "proc");
+    CHECK(f.sys.mounts[2].flags == 0);
+
+    CHECK(f.sys.mounts[3].target == f.rootfs + "/dev");
+    CHECK(f.sys.mounts[3].flags == (MS_NOSUID | MS_STRICTATIME));
+    CHECK(f.sys.mounts[3].data == "mode=755,size=65536k");
+
+    CHECK(f.sys.mounts[4].target == f.rootfs + "/dev/pts");
+    CHECK(f.sys.mounts[4].fs_type == "devpts");
+    CHECK(f.sys.mounts[4].data == "newinstance,ptmxmode=0666");
+
+    // The cwd was created inside the rootfs.
+    CHECK(stdfs::is_directory(f.rootfs + "/work/dir"));
+    CHECK(*fs::fd_target(root->get()) == f.rootfs);
+}
+
+TEST_CASE("rootfs: default devices and /dev links", "[mount]") {
+    Fixture f;
+    json config = config_with_mounts(default_mounts());
+    config["linux"]["devices"] = {{{"path", "/dev/fuse"},
+                                   {"type", "c"},
+                                   {"major", 10},
+                                   {"minor", 229},
+                                   {"fileMode", 0600},
+                                   {"uid", 7},
+                                   {"gid", 8}}};
+    Plan plan = f.plan(config);
+    REQUIRE(mount::prepare_rootfs(plan, f.sys).ok());
+
+    auto has_call = [&](const std::string& call) {
+        return std::find(f.sys.calls.begin(), f.sys.calls.end(), call) != f.sys.calls.end();
+    };
+    for (const char* name : {"null", "zero", "full", "random", "urandom", "tty", "fuse"}) {
+        CHECK(has_call("mknod " + f.rootfs + "/dev/" + name));
+    }
+    CHECK(has_call("chown " + f.rootfs + "/dev/fuse 7:8"));
+    CHECK(has_call("chown " + f.rootfs + "/dev/null 0:0"));
+    CHECK(stdfs::read_symlink(f.rootfs + "/dev/ptmx") == "pts/ptmx");
+    CHECK(stdfs::read_symlink(f.rootfs + "/dev/fd") == "/proc/self/fd");
+    CHECK(stdfs::read_symlink(f.rootfs + "/dev/stdin") == "/proc/self/fd/0");
+    CHECK(stdfs::read_symlink(f.rootfs + "/dev/stderr") == "/proc/self/fd/2");
+}
+
+TEST_CASE("rootfs: an existing node that is not the device is an error", "[mount]") {
+    Fixture f;
+    stdfs::create_directories(f.rootfs + "/dev");
+    { std::ofstream(f.rootfs + "/dev/null") << "not a device"; }
+    // No /dev tmpfs: devices go into the rootfs's own /dev, where the regular file sits;
+    // this fake answers mknod like the kernel does for an existing name.
+    struct ExistingSys : FakeSyscalls {
+        Status mknodat(int dir_fd, const std::string& name, mode_t /*mode*/,
+                       dev_t /*device*/) override {
+            if (::faccessat(dir_fd, name.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+                return Error(EEXIST, "mknod " + name + ": File exists");
+            }
+            return {};
+        }
+    } sys;
+    Plan plan = f.plan(config_with_mounts(json::array()));
+    auto root = mount::prepare_rootfs(plan, sys);
+    REQUIRE_FALSE(root.ok());
+    CHECK(root.error().message() == "devices: /dev/null: /dev/null exists and is not the requested device");
+}
+
+TEST_CASE("rootfs: a /proc that is a symlink is refused", "[mount]") {
+    Fixture f;
+    stdfs::create_directories(f.rootfs + "/elsewhere");
+    stdfs::create_symlink("elsewhere", f.rootfs + "/proc");
+    Plan plan = f.plan(config_with_mounts(default_mounts()));
+    auto root = mount::prepare_rootfs(plan, f.sys);
+    REQUIRE_FALSE(root.ok());
+    CHECK(root.error().message() ==
+          "mounts[0] on /proc: destination must be a directory, not a symlink");
+}
+
+TEST_CASE("rootfs: a symlinked mount destination cannot lead out of the rootfs", "[mount]") {
+    Fixture f;
+    std::string outside = f.dir.path() + "/outside";
+    stdfs::create_directories(outside);
+    stdfs::create_symlink("../../../../outside", f.rootfs + "/evil");
+    stdfs::create_directories(f.dir.path() + "/data");
+    Plan plan = f.plan(config_with_mounts(json::array(
+        {{{"destination", "/evil/target"}, {"source", "data"}, {"options", {"rbind", "ro"}}}})));
+    REQUIRE(mount::prepare_rootfs(plan, f.sys).ok());
+
+    CHECK(stdfs::is_empty(outside));
+    // The bind went to <rootfs>/outside/target, and the read-only remount followed it.
+    REQUIRE(f.sys.mounts.size() == 4);
+    CHECK(f.sys.mounts[2].source == f.dir.path() + "/data");
+    CHECK(f.sys.mounts[2].target == f.rootfs + "/outside/target");
+    CHECK(f.sys.mounts[2].flags == (MS_BIND | MS_REC));
+    CHECK(f.sys.mounts[3].target == f.rootfs + "/outside/target");
+    CHECK(f.sys.mounts[3].flags == (MS_BIND | MS_REMOUNT | MS_RDONLY));
+}
+
+TEST_CASE("rootfs: a bind remount keeps the flags the kernel locks", "[mount]") {
+    Fixture f;
+    f.sys.statvfs_flags = ST_NOSUID | ST_NODEV | ST_RELATIME;
+    { std::ofstream(f.dir.path() + "/hosts") << "127.0.0.1 localhost\n"; }
+    Plan plan = f.plan(config_with_mounts(json::array(
+        {{{"destination", "/etc/hosts"}, {"source", "hosts"}, {"options", {"bind", "ro", "noatime"}}}})));
+    REQUIRE(mount::prepare_rootfs(plan, f.sys).ok());
+    // A file source gets a file mount point.
+    CHECK(stdfs::is_regular_file(f.rootfs + "/etc/hosts"));
+    REQUIRE(f.sys.mounts.size() == 4);
+    CHECK(f.sys.mounts[2].flags == MS_BIND);
+    // noatime replaces the inherited relatime; nosuid and nodev are kept.
+    CHECK(f.sys.mounts[3].flags ==
+          (MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOATIME | MS_NOSUID | MS_NODEV));
+}
+
+TEST_CASE("pivot_root: into the rootfs, old root made a slave, then detached", "[mount]") {
+    Fixture f;
+    UniqueFd root(::open(f.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(mount::pivot_into(root.get(), f.sys).ok());
+    REQUIRE(f.sys.calls.size() == 5);
+    CHECK(f.sys.calls[0] == "fchdir " + f.rootfs);
+    CHECK(f.sys.calls[1] == "pivot_root . .");
+    CHECK(f.sys.calls[2] == "mount .");
+    CHECK(f.sys.mounts[0].flags == (MS_SLAVE | MS_REC));
+    CHECK(f.sys.calls[3] == "umount .");
+    CHECK(f.sys.calls[4] == "chdir /");
+}
+
+TEST_CASE("root.readonly remounts / read-only after pivot_root", "[mount]") {
+    Fixture f;
+    f.sys.statvfs_flags = ST_NOSUID;
+    Plan plan = f.plan(config_with_mounts(json::array()));
+    REQUIRE(mount::finalize_root(plan, f.sys).ok());
+    REQUIRE(f.sys.mounts.size() == 1);
+    CHECK(f.sys.mounts[0].target == "/");
+    CHECK(f.sys.mounts[0].flags == (MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID));
+
+    json writable = config_with_mounts(json::array());
+    writable["root"]["readonly"] = false;
+    FakeSyscalls untouched;
+    REQUIRE(mount::finalize_root(f.plan(writable), untouched).ok());
+    CHECK(untouched.mounts.empty());
+}
+
+TEST_CASE("process identity: groups, then gid, then uid", "[user]") {
+    FakeSyscalls sys;
+    spec::User user;
+    user.uid = 1000;
+    user.gid = 100;
+    user.additional_gids = {5, 6};
+    REQUIRE(user::apply_process_identity(user, sys).ok());
+    CHECK(sys.calls == std::vector<std::string>{"setgroups 5 6", "setresgid 100", "setresuid 1000"});
+
+    FakeSyscalls root_sys;
+    REQUIRE(user::become_namespace_root(root_sys).ok());
+    CHECK(root_sys.calls == std::vector<std::string>{"setresgid 0", "setresuid 0"});
+}
+
+TEST_CASE("uts: hostname and domainname only when set", "[uts]") {
+    FakeSyscalls sys;
+    spec::Spec spec;
+    REQUIRE(uts::set_names(spec, sys).ok());
+    CHECK(sys.calls.empty());
+    spec.hostname = "box";
+    spec.domainname = "example";
+    REQUIRE(uts::set_names(spec, sys).ok());
+    CHECK(sys.calls == std::vector<std::string>{"sethostname box", "setdomainname example"});
+}

@@ -1,0 +1,210 @@
+#include "plan.hpp"
+#include "temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sched.h>
+#include <sys/mount.h>
+
+using namespace minirun;
+using namespace minirun::runtime;
+using minirun::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+json base_config() {
+    return json{
+        {"ociVersion", "1.0.2"},
+        {"root", {{"path", "rootfs"}}},
+        {"process", {{"args", {"sh"}}, {"cwd", "/"}}},
+        {"linux", {{"namespaces", json::array({{{"type", "mount"}}})}}},
+    };
+}
+
+// A bundle directory with a rootfs/ below it.
+struct Bundle {
+    TempDir dir;
+    Bundle() { std::filesystem::create_directories(dir.path() + "/rootfs"); }
+    Result<Plan> plan(const json& config) const {
+        auto spec = spec::parse_spec(config.dump());
+        if (!spec) {
+            return spec.error();
+        }
+        return make_plan(std::move(*spec), {"test", dir.path(), 0});
+    }
+};
+
+void add_namespace(json& config, const std::string& type, const std::string& path = "") {
+    json ns = {{"type", type}};
+    if (!path.empty()) {
+        ns["path"] = path;
+    }
+    config["linux"]["namespaces"].push_back(ns);
+}
+
+} // namespace
+
+TEST_CASE("plan: each new namespace becomes a clone flag", "[plan]") {
+    Bundle bundle;
+    json config = base_config();
+    for (const char* type : {"pid", "network", "ipc", "uts", "cgroup"}) {
+        add_namespace(config, type);
+    }
+    config["hostname"] = "box";
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    CHECK(plan->clone_flags == (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                                CLONE_NEWUTS | CLONE_NEWCGROUP));
+    CHECK(plan->unshare_flags == 0);
+    CHECK_FALSE(plan->wait_for_parent);
+    CHECK(plan->joins.empty());
+    CHECK(plan->rootfs == bundle.dir.path() + "/rootfs");
+    CHECK(plan->bundle == bundle.dir.path());
+}
+
+TEST_CASE("plan: a time namespace is left to the init, not to clone()", "[plan]") {
+    Bundle bundle;
+    json config = base_config();
+    add_namespace(config, "time");
+    config["linux"]["timeOffsets"] = {{"monotonic", {{"secs", 5}, {"nanosecs", 7}}}};
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    CHECK((plan->clone_flags & CLONE_NEWTIME) == 0);
+    CHECK(plan->new_time_namespace);
+    CHECK(plan->time_offsets == "monotonic 5 7\n");
+}
+
+TEST_CASE("plan: a user namespace makes the init wait for its id maps", "[plan]") {
+    Bundle bundle;
+    json config = base_config();
+    add_namespace(config, "user");
+    config["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+    config["linux"]["gidMappings"] = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}},
+                                      {{"containerID", 65536}, {"hostID", 5}, {"size", 1}}};
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    CHECK((plan->clone_flags & CLONE_NEWUSER) != 0);
+    CHECK(plan->wait_for_parent);
+    CHECK(plan->uid_map == "0 100000 65536\n");
+    CHECK(plan->gid_map == "0 100000 65536\n65536 5 1\n");
+}
+
+TEST_CASE("plan: namespaces with a path are joined, the user namespace first", "[plan]") {
+    Bundle bundle;
+    json config = base_config();
+    add_namespace(config, "network", "/proc/1/ns/net");
+    add_namespace(config, "user", "/proc/1/ns/user");
+    add_namespace(config, "uts");
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    REQUIRE(plan->joins.size() == 2);
+    CHECK(plan->joins[0].type == spec::NamespaceType::user);
+    CHECK(plan->joins[0].config_index == 2);
+    CHECK(plan->joins[1].type == spec::NamespaceType::network);
+    // Created after joining the user namespace, so that it owns them.
+    CHECK(plan->clone_flags == 0);
+    CHECK(plan->unshare_flags == (CLONE_NEWNS | CLONE_NEWUTS));
+    CHECK(plan->joins_namespace(spec::NamespaceType::network));
+    CHECK(plan->has_own(spec::NamespaceType::network));
+    CHECK_FALSE(plan->creates(spec::NamespaceType::network));
+}
+
+TEST_CASE("plan: unsupported namespace combinations are refused up front", "[plan]") {
+    Bundle bundle;
+    SECTION("joined user namespace with a new pid namespace") {
+        json config = base_config();
+        add_namespace(config, "user", "/proc/1/ns/user");
+        add_namespace(config, "pid");
+        auto plan = bundle.plan(config);
+        REQUIRE_FALSE(plan.ok());
+        CHECK_THAT(plan.error().message(), Catch::Contains("pid namespace"));
+    }
+    SECTION("new user namespace with a joined network namespace") {
+        json config = base_config();
+        add_namespace(config, "network", "/proc/1/ns/net");
+        add_namespace(config, "user");
+        config["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", 1000}, {"size", 1}}};
+        config["linux"]["gidMappings"] = {{{"containerID", 0}, {"hostID", 1000}, {"size", 1}}};
+        auto plan = bundle.plan(config);
+        REQUIRE_FALSE(plan.ok());
+        CHECK_THAT(plan.error().message(),
+                   Catch::StartsWith("linux.namespaces[1]: joining a network namespace"));
+    }
+}
+
+TEST_CASE("plan: the rootfs must exist and be a directory", "[plan]") {
+    Bundle bundle;
+    json config = base_config();
+    config["root"]["path"] = "missing";
+    auto missing = bundle.plan(config);
+    REQUIRE_FALSE(missing.ok());
+    CHECK_THAT(missing.error().message(), Catch::StartsWith("root.path: rootfs \""));
+    CHECK_THAT(missing.error().message(), Catch::Contains("No such file or directory"));
+
+    { std::ofstream(bundle.dir.path() + "/file") << "x"; }
+    config["root"]["path"] = bundle.dir.path() + "/file";
+    auto file = bundle.plan(config);
+    REQUIRE_FALSE(file.ok());
+    CHECK_THAT(file.error().message(), Catch::EndsWith("is not a directory"));
+}
+
+TEST_CASE("plan: a config without a process cannot be run", "[plan]") {
+    Bundle bundle;
+    json config = base_config();
+    config.erase("process");
+    auto plan = bundle.plan(config);
+    REQUIRE_FALSE(plan.ok());
+    CHECK(plan.error().message() == "process: required to run a container");
+}
+
+TEST_CASE("plan: mounts", "[plan]") {
+    Bundle bundle;
+    json config = base_config();
+    config["mounts"] = json::array({
+        {{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},
+        {{"destination", "/data"}, {"type", "bind"}, {"source", "data"}, {"options", {"ro"}}},
+        {{"destination", "/sys/fs/cgroup"}, {"type", "cgroup"}, {"options", {"ro"}}},
+    });
+    config["linux"]["rootfsPropagation"] = "rslave";
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    REQUIRE(plan->mounts.size() == 3);
+    CHECK(plan->mounts[0].fs_type == "proc");
+    CHECK_FALSE(plan->mounts[0].options.bind);
+    // A "bind" type binds even without the option; its relative source is in the bundle.
+    CHECK(plan->mounts[1].options.bind);
+    CHECK(plan->mounts[1].fs_type.empty());
+    CHECK(plan->mounts[1].source == bundle.dir.path() + "/data");
+    CHECK(plan->mounts[1].options.flags == MS_RDONLY);
+    CHECK(plan->mounts[2].is_cgroup);
+    CHECK(plan->mounts[2].source == "cgroup");
+    CHECK(plan->root_propagation == (MS_SLAVE | MS_REC));
+    CHECK(plan->setup_dev);
+}
+
+TEST_CASE("plan: rprivate by default; a bound /dev gets no default devices", "[plan]") {
+    Bundle bundle;
+    json config = base_config();
+    config["mounts"] = json::array(
+        {{{"destination", "/dev"}, {"source", "/dev"}, {"options", {"rbind"}}}});
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    CHECK(plan->root_propagation == (MS_PRIVATE | MS_REC));
+    CHECK_FALSE(plan->setup_dev);
+}
+
+TEST_CASE("plan_mount: a non-bind mount needs a type", "[plan]") {
+    spec::Mount mount;
+    mount.destination = "/x";
+    auto step = plan_mount(mount, "/bundle");
+    REQUIRE_FALSE(step.ok());
+    CHECK(step.error().message() == "type: required unless the mount is a bind mount");
+
+    mount.options = {"bind"};
+    auto bind = plan_mount(mount, "/bundle");
+    REQUIRE_FALSE(bind.ok());
+    CHECK(bind.error().message() == "source: a bind mount needs a source");
+}
