@@ -1,0 +1,48 @@
+// The value rules of config.json that are more than a type check: known names (capabilities,
+// rlimits, seccomp constants), sysctl classification, path normalisation, and the checks that
+// look at several fields at once. Private to the spec parser; exposed here for the tests.
+#pragma once
+
+#include "minirun/error.hpp"
+#include "minirun/spec.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace minirun::spec::rules {
+
+// Which namespace makes a sysctl private to the container. Only those may be set: writing
+// any other one would change the host.
+enum class SysctlScope {
+    network,     // net.*
+    ipc,         // the SysV IPC limits and fs.mqueue.*
+    uts,         // kernel.hostname / kernel.domainname: refused, config.json has fields for them
+    not_private, // everything else
+};
+SysctlScope classify_sysctl(std::string_view name);
+
+// RLIMIT_NOFILE -> its resource number.
+std::optional<int> rlimit_resource(std::string_view name);
+
+// "CAP_SYS_ADMIN": the CAP_ prefix, and a name libcap knows.
+bool is_known_capability(std::string_view name);
+
+bool is_seccomp_action(std::string_view name);      // SCMP_ACT_*
+bool is_seccomp_arch(std::string_view name);        // SCMP_ARCH_*, as libseccomp resolves it
+bool is_seccomp_flag(std::string_view name);        // SECCOMP_FILTER_FLAG_*
+bool is_seccomp_operator(std::string_view name);    // SCMP_CMP_*
+bool is_rootfs_propagation(std::string_view value); // "", private, rslave, ...
+
+// A mount destination as mini-run uses it: absolute ("proc" -> "/proc") and lexically clean,
+// never above "/" ("/a/../../b" -> "/b").
+std::string normalize_destination(std::string_view destination);
+
+// The problem with an ociVersion value, if any (without the "ociVersion: " prefix).
+std::optional<std::string> oci_version_problem(std::string_view version);
+
+// The rules that relate several parts of the config (namespaces against the fields that need
+// them, seccomp notify against its listener, id mappings against each other).
+Status validate_cross_references(const Spec& spec);
+
+} // namespace minirun::spec::rules

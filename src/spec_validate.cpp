@@ -1,0 +1,289 @@
+// Value rules for config.json: known names, sysctl scoping, and cross-field consistency.
+#include "fs.hpp"
+#include "spec_rules.hpp"
+
+#include <seccomp.h>
+#include <sys/capability.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace minirun::spec::rules {
+
+namespace {
+
+template <size_t N>
+bool contains(const std::array<std::string_view, N>& names, std::string_view name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The IPC-namespace sysctls (ipc_namespaces(7)); fs.mqueue.* is matched by prefix.
+constexpr std::array<std::string_view, 8> ipc_sysctls = {
+    "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
+    "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced",
+};
+
+constexpr std::array<std::pair<std::string_view, int>, 16> rlimits = {{
+    {"RLIMIT_AS", RLIMIT_AS},
+    {"RLIMIT_CORE", RLIMIT_CORE},
+    {"RLIMIT_CPU", RLIMIT_CPU},
+    {"RLIMIT_DATA", RLIMIT_DATA},
+    {"RLIMIT_FSIZE", RLIMIT_FSIZE},
+    {"RLIMIT_LOCKS", RLIMIT_LOCKS},
+    {"RLIMIT_MEMLOCK", RLIMIT_MEMLOCK},
+    {"RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE},
+    {"RLIMIT_NICE", RLIMIT_NICE},
+    {"RLIMIT_NOFILE", RLIMIT_NOFILE},
+    {"RLIMIT_NPROC", RLIMIT_NPROC},
+    {"RLIMIT_RSS", RLIMIT_RSS},
+    {"RLIMIT_RTPRIO", RLIMIT_RTPRIO},
+    {"RLIMIT_RTTIME", RLIMIT_RTTIME},
+    {"RLIMIT_SIGPENDING", RLIMIT_SIGPENDING},
+    {"RLIMIT_STACK", RLIMIT_STACK},
+}};
+
+// The actions the spec lists as of libseccomp 2.5.
+constexpr std::array<std::string_view, 9> seccomp_actions = {
+    "SCMP_ACT_KILL",  "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD",
+    "SCMP_ACT_TRAP",  "SCMP_ACT_ERRNO",        "SCMP_ACT_TRACE",
+    "SCMP_ACT_ALLOW", "SCMP_ACT_LOG",          "SCMP_ACT_NOTIFY",
+};
+
+constexpr std::array<std::string_view, 4> seccomp_flags = {
+    "SECCOMP_FILTER_FLAG_TSYNC",
+    "SECCOMP_FILTER_FLAG_LOG",
+    "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
+    "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
+};
+
+constexpr std::array<std::string_view, 7> seccomp_operators = {
+    "SCMP_CMP_NE", "SCMP_CMP_LT", "SCMP_CMP_LE",        "SCMP_CMP_EQ",
+    "SCMP_CMP_GE", "SCMP_CMP_GT", "SCMP_CMP_MASKED_EQ",
+};
+
+constexpr std::array<std::string_view, 9> propagations = {
+    "", "private", "rprivate", "slave", "rslave", "shared", "rshared", "unbindable", "runbindable",
+};
+
+bool overlaps(uint32_t first_a, uint32_t first_b, uint32_t size_a, uint32_t size_b) {
+    uint64_t end_a = uint64_t{first_a} + size_a;
+    uint64_t end_b = uint64_t{first_b} + size_b;
+    return first_a < end_b && first_b < end_a;
+}
+
+// user_namespaces(7): the kernel refuses a map whose ranges overlap on either side, with a
+// bare EINVAL; name the two entries instead.
+Status check_mappings(const std::vector<IdMapping>& mappings, std::string_view path) {
+    for (size_t i = 0; i < mappings.size(); ++i) {
+        for (size_t j = 0; j < i; ++j) {
+            const IdMapping& a = mappings[i];
+            const IdMapping& b = mappings[j];
+            if (overlaps(a.container_id, b.container_id, a.size, b.size) ||
+                overlaps(a.host_id, b.host_id, a.size, b.size)) {
+                return Error(cat(path, "[", i, "]: overlaps ", path, "[", j, "]"));
+            }
+        }
+    }
+    return {};
+}
+
+Status check_user_namespace(const Spec& spec) {
+    const Linux& linux = spec.linux;
+    const Namespace* user = linux.find_namespace(NamespaceType::user);
+    if (user == nullptr) {
+        // Mappings are written to the new user namespace's uid_map/gid_map; without one they
+        // would be silently ignored (runc refuses them too).
+        if (!linux.uid_mappings.empty()) {
+            return Error("linux.uidMappings: mappings need a user namespace in linux.namespaces");
+        }
+        if (!linux.gid_mappings.empty()) {
+            return Error("linux.gidMappings: mappings need a user namespace in linux.namespaces");
+        }
+    } else if (user->path.empty()) {
+        // A new user namespace with no mapping leaves every id unmapped (nobody/65534):
+        // the container could not even own its own files.
+        if (linux.uid_mappings.empty()) {
+            return Error("linux.uidMappings: a new user namespace needs uid mappings");
+        }
+        if (linux.gid_mappings.empty()) {
+            return Error("linux.gidMappings: a new user namespace needs gid mappings");
+        }
+    }
+    MR_TRY(check_mappings(linux.uid_mappings, "linux.uidMappings"));
+    return check_mappings(linux.gid_mappings, "linux.gidMappings");
+}
+
+Status check_sysctls(const Spec& spec) {
+    const Linux& linux = spec.linux;
+    for (const auto& [name, value] : linux.sysctl) {
+        std::string path = cat("linux.sysctl.", quoted(name));
+        switch (classify_sysctl(name)) {
+        case SysctlScope::network:
+            if (linux.find_namespace(NamespaceType::network) == nullptr) {
+                return Error(cat(path, ": needs a private network namespace"));
+            }
+            break;
+        case SysctlScope::ipc:
+            if (linux.find_namespace(NamespaceType::ipc) == nullptr) {
+                return Error(cat(path, ": needs a private IPC namespace"));
+            }
+            break;
+        case SysctlScope::uts:
+            return Error(cat(path, R"(: not allowed, use the "hostname" and "domainname" fields)"));
+        case SysctlScope::not_private:
+            return Error(cat(path, ": not a namespaced sysctl"));
+        }
+    }
+    return {};
+}
+
+Status check_seccomp(const Seccomp& seccomp) {
+    // The spec: listenerMetadata MUST NOT be set without listenerPath.
+    if (!seccomp.listener_metadata.empty() && seccomp.listener_path.empty()) {
+        return Error("linux.seccomp.listenerMetadata: set without linux.seccomp.listenerPath");
+    }
+    if (!seccomp.listener_path.empty()) {
+        return {};
+    }
+    // SCMP_ACT_NOTIFY hands syscalls to an agent; with no listener socket to pass the
+    // notify fd to, every such syscall would hang forever.
+    constexpr std::string_view notify = "SCMP_ACT_NOTIFY";
+    if (seccomp.default_action == notify) {
+        return Error("linux.seccomp.defaultAction: SCMP_ACT_NOTIFY needs "
+                     "linux.seccomp.listenerPath");
+    }
+    for (size_t i = 0; i < seccomp.syscalls.size(); ++i) {
+        if (seccomp.syscalls[i].action == notify) {
+            return Error(cat("linux.seccomp.syscalls[", i,
+                             "].action: SCMP_ACT_NOTIFY needs linux.seccomp.listenerPath"));
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+SysctlScope classify_sysctl(std::string_view name) {
+    // sysctl(8) accepts '/' as the separator too ("net/ipv4/ip_forward").
+    std::string dotted(name);
+    std::replace(dotted.begin(), dotted.end(), '/', '.');
+    std::string_view key = dotted;
+    if (key.starts_with("net.")) {
+        return SysctlScope::network;
+    }
+    if (contains(ipc_sysctls, key) || key.starts_with("fs.mqueue.")) {
+        return SysctlScope::ipc;
+    }
+    if (key == "kernel.hostname" || key == "kernel.domainname") {
+        return SysctlScope::uts;
+    }
+    return SysctlScope::not_private;
+}
+
+std::optional<int> rlimit_resource(std::string_view name) {
+    for (const auto& [known, resource] : rlimits) {
+        if (known == name) {
+            return resource;
+        }
+    }
+    return std::nullopt;
+}
+
+bool is_known_capability(std::string_view name) {
+    // runc only takes the "CAP_" spelling; libcap alone would also accept "12" or "sys_admin".
+    if (!name.starts_with("CAP_")) {
+        return false;
+    }
+    cap_value_t value = 0;
+    return cap_from_name(std::string(name).c_str(), &value) == 0;
+}
+
+bool is_seccomp_action(std::string_view name) {
+    return contains(seccomp_actions, name);
+}
+
+bool is_seccomp_arch(std::string_view name) {
+    constexpr std::string_view prefix = "SCMP_ARCH_";
+    if (!name.starts_with(prefix) || name.size() == prefix.size()) {
+        return false;
+    }
+    // libseccomp names architectures in lower case without the prefix ("x86_64").
+    std::string lower(name.substr(prefix.size()));
+    for (char& c : lower) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return seccomp_arch_resolve_name(lower.c_str()) != 0;
+}
+
+bool is_seccomp_flag(std::string_view name) {
+    return contains(seccomp_flags, name);
+}
+
+bool is_seccomp_operator(std::string_view name) {
+    return contains(seccomp_operators, name);
+}
+
+bool is_rootfs_propagation(std::string_view value) {
+    return contains(propagations, value);
+}
+
+std::string normalize_destination(std::string_view destination) {
+    // clean_path reads every path from "/", so "proc" becomes "/proc" and ".." stops at "/".
+    return fs::clean_path(destination);
+}
+
+std::optional<std::string> oci_version_problem(std::string_view version) {
+    if (version.empty()) {
+        return "must not be empty";
+    }
+    size_t digits = version.find_first_not_of("0123456789");
+    std::string_view major = version.substr(0, digits);
+    if (major.empty() || (digits != std::string_view::npos && version[digits] != '.')) {
+        return cat("not a version: ", quoted(version), " (expected 1.x.y)");
+    }
+    // Major versions may break compatibility; mini-run implements runtime-spec 1.x.
+    if (major != "1") {
+        return cat("unsupported major version in ", quoted(version),
+                   " (mini-run implements runtime-spec 1.x)");
+    }
+    return std::nullopt;
+}
+
+Status validate_cross_references(const Spec& spec) {
+    const Linux& linux = spec.linux;
+    // mini-run builds the rootfs (pivot_root, mounts, masked paths) only inside a mount
+    // namespace of its own; without one it would rearrange the host's mounts.
+    if (linux.find_namespace(NamespaceType::mount) == nullptr) {
+        return Error("linux.namespaces: a mount namespace is required");
+    }
+    MR_TRY(check_user_namespace(spec));
+
+    // sethostname(2) outside a private UTS namespace would rename the host.
+    bool has_uts = linux.find_namespace(NamespaceType::uts) != nullptr;
+    if (!spec.hostname.empty() && !has_uts) {
+        return Error("hostname: setting a hostname needs a private UTS namespace");
+    }
+    if (!spec.domainname.empty() && !has_uts) {
+        return Error("domainname: setting a domainname needs a private UTS namespace");
+    }
+
+    // Offsets can only be written to a time namespace nobody has entered yet: a new one.
+    if (!linux.time_offsets.empty()) {
+        const Namespace* time = linux.find_namespace(NamespaceType::time);
+        if (time == nullptr || !time->path.empty()) {
+            return Error("linux.timeOffsets: time offsets need a new time namespace "
+                         "(a \"time\" entry in linux.namespaces without a path)");
+        }
+    }
+
+    MR_TRY(check_sysctls(spec));
+    if (linux.seccomp) {
+        MR_TRY(check_seccomp(*linux.seccomp));
+    }
+    return {};
+}
+
+} // namespace minirun::spec::rules
