@@ -30,12 +30,11 @@ int main_impl(int argc, char** argv) {
     app.allow_extras(false);
 
     GlobalOptions global;
-    if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && *xdg != '\0' &&
-                                                          ::geteuid() != 0) {
+    if (const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+        xdg != nullptr && *xdg != '\0' && ::geteuid() != 0) {
         global.root = std::string(xdg) + "/mini-run";
     }
-    app.add_option("--root", global.root, "directory for container state")
-        ->capture_default_str();
+    app.add_option("--root", global.root, "directory for container state")->capture_default_str();
     app.add_option("--log", global.log_file, "append log messages to this file");
     app.add_option("--log-format", global.log_format, "log file format")
         ->check(CLI::IsMember({"text", "json"}))

@@ -10,8 +10,9 @@ CommandRunner add_run_command(CLI::App& app, GlobalOptions& /*global*/) {
         "run", "create a container and run it in the foreground; exits with its exit code");
     command->add_option("--bundle,-b", options->bundle,
                         "bundle directory holding config.json (default: the current directory)");
-    command->add_option("--preserve-fds", options->preserve_fds,
-                        "pass this many fds after stdio (3, 4, ...) to the container")
+    command
+        ->add_option("--preserve-fds", options->preserve_fds,
+                     "pass this many fds after stdio (3, 4, ...) to the container")
         ->check(CLI::NonNegativeNumber);
     command->add_option("id", options->id, "container id")->required();
     return [options]() {

@@ -1,6 +1,6 @@
 // mini-run spec [--bundle DIR] [--rootless]: write a default config.json to start from.
-#include "commands.hpp"
 #include "minirun/spec.hpp"
+#include "commands.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -40,7 +40,9 @@ CommandRunner add_spec_command(CLI::App& app, GlobalOptions& /*global*/) {
     command->add_option("--bundle,-b", options->bundle, "directory to write config.json into");
     command->add_flag("--rootless", options->rootless,
                       "a config for an unprivileged user (a user namespace mapping the caller)");
-    return [options]() { return write_spec(*options); };
+    return [options]() {
+        return write_spec(*options);
+    };
 }
 
 } // namespace minirun::cli

@@ -96,15 +96,15 @@ Error init_error_or(SyncSocket& sync, const Error& fallback) {
 Result<int> run_container(const RunOptions& options) {
     // 1. Everything that can be checked is checked before anything is created.
     MR_TRY(validate_container_id(options.id));
-    MR_ASSIGN(spec::Spec spec, spec::load_spec(options.bundle));                 // spec.cpp
-    MR_ASSIGN(Plan plan, runtime::make_plan(std::move(spec),                      // plan.cpp
+    MR_ASSIGN(spec::Spec spec, spec::load_spec(options.bundle)); // spec.cpp
+    MR_ASSIGN(Plan plan, runtime::make_plan(std::move(spec),     // plan.cpp
                                             {options.id, options.bundle, options.preserve_fds}));
-    runtime::ipc::warn_if_host_queues_exposed(plan);                              // ipc.cpp
-    MR_ASSIGN(auto namespaces, runtime::open_namespaces_to_join(plan));          // namespaces.cpp
+    runtime::ipc::warn_if_host_queues_exposed(plan);                    // ipc.cpp
+    MR_ASSIGN(auto namespaces, runtime::open_namespaces_to_join(plan)); // namespaces.cpp
 
     // 2. Signals are blocked before clone() so that none sent meanwhile is lost.
-    runtime::SignalForwarder signals;                                             // signals.cpp
-    MR_ASSIGN(auto sockets, SyncSocket::create_pair());                           // sync.cpp
+    runtime::SignalForwarder signals;                   // signals.cpp
+    MR_ASSIGN(auto sockets, SyncSocket::create_pair()); // sync.cpp
     SyncSocket& sync = sockets.first;
     runtime::InitContext context{std::move(sockets.second), &namespaces, signals.original_mask()};
 
@@ -140,7 +140,7 @@ Result<int> run_container(const RunOptions& options) {
     }
 
     // 6. The container runs: stand in for it until it exits.
-    return signals.forward_until_exit(init.release());                           // signals.cpp
+    return signals.forward_until_exit(init.release()); // signals.cpp
 }
 
 } // namespace minirun

@@ -81,8 +81,7 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, Syscalls& sys) {
 
     // 5. Like runc, a missing cwd is created; while we still hold the rootfs fd it is
     //    created without following any symlink out of the rootfs.
-    MR_TRY_WRAP(fs::mkdir_all_in_root(root.get(), plan.spec.process->cwd, 0755),
-                "process.cwd");
+    MR_TRY_WRAP(fs::mkdir_all_in_root(root.get(), plan.spec.process->cwd, 0755), "process.cwd");
     return root;
 }
 

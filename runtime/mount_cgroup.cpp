@@ -103,8 +103,7 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
 
     // v1 or hybrid: a tmpfs to hold one directory per hierarchy.
     MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
-    MR_TRY(sys.mount("tmpfs", fs::fd_path(target.get()), "tmpfs", flags & ~MS_RDONLY,
-                     "mode=755"));
+    MR_TRY(sys.mount("tmpfs", fs::fd_path(target.get()), "tmpfs", flags & ~MS_RDONLY, "mode=755"));
     for (const auto& info : mounts) {
         if (!is_cgroup_fs(info) || fs::split_parent(info.mount_point).first != kCgroupRoot) {
             continue;

@@ -49,11 +49,10 @@ Status check_existing(int dir_fd, const std::string& name, const spec::Device& d
     if (::fstatat(dir_fd, name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) < 0) {
         return Error::from_errno(cat("stat ", device.path));
     }
-    bool same = (existing.st_mode & S_IFMT) == type_bits(device.type) &&
-                (device.type == 'p' || (static_cast<int64_t>(major(existing.st_rdev)) ==
-                                            device.major &&
-                                        static_cast<int64_t>(minor(existing.st_rdev)) ==
-                                            device.minor));
+    bool same =
+        (existing.st_mode & S_IFMT) == type_bits(device.type) &&
+        (device.type == 'p' || (static_cast<int64_t>(major(existing.st_rdev)) == device.major &&
+                                static_cast<int64_t>(minor(existing.st_rdev)) == device.minor));
     if (!same) {
         return Error(EEXIST, cat(device.path, " exists and is not the requested device"));
     }
@@ -64,7 +63,8 @@ Status make_node(int root_fd, const spec::Device& device, Syscalls& sys) {
     auto [parent, name] = fs::split_parent(fs::clean_path(device.path));
     MR_ASSIGN(UniqueFd dir, fs::mkdir_all_in_root(root_fd, parent, 0755));
     mode_t mode = type_bits(device.type) | (device.file_mode.value_or(0666) & 07777);
-    dev_t number = makedev(static_cast<unsigned>(device.major), static_cast<unsigned>(device.minor));
+    dev_t number =
+        makedev(static_cast<unsigned>(device.major), static_cast<unsigned>(device.minor));
     auto made = sys.mknodat(dir.get(), name, mode, number);
     if (!made) {
         if (made.error().errno_value() != EEXIST) {

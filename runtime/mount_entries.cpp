@@ -24,8 +24,9 @@ Status mount_bind(int root_fd, const MountStep& step, Syscalls& sys) {
     }
     // The mount point must be of the source's kind: a directory for a directory, a file
     // (any non-directory can be bound onto one) otherwise.
-    auto target = S_ISDIR(source.st_mode) ? fs::mkdir_all_in_root(root_fd, step.destination, 0755)
-                                          : fs::ensure_file_in_root(root_fd, step.destination, 0644);
+    auto target = S_ISDIR(source.st_mode)
+                      ? fs::mkdir_all_in_root(root_fd, step.destination, 0755)
+                      : fs::ensure_file_in_root(root_fd, step.destination, 0644);
     if (!target) {
         return target.error();
     }
@@ -45,8 +46,8 @@ Status mount_bind(int root_fd, const MountStep& step, Syscalls& sys) {
 Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
     MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
     if (needs_real_directory(step)) {
-        auto real = fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY,
-                                     RESOLVE_NO_SYMLINKS);
+        auto real =
+            fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
         if (!real) {
             return Error(ELOOP, cat("destination must be a directory, not a symlink"));
         }

@@ -17,21 +17,36 @@ struct FlagWord {
 constexpr unsigned long kAtimeFlags = MS_NOATIME | MS_RELATIME | MS_STRICTATIME;
 
 constexpr FlagWord kFlagWords[] = {
-    {"ro", false, MS_RDONLY},          {"rw", true, MS_RDONLY},
-    {"nosuid", false, MS_NOSUID},      {"suid", true, MS_NOSUID},
-    {"nodev", false, MS_NODEV},        {"dev", true, MS_NODEV},
-    {"noexec", false, MS_NOEXEC},      {"exec", true, MS_NOEXEC},
-    {"sync", false, MS_SYNCHRONOUS},   {"async", true, MS_SYNCHRONOUS},
-    {"dirsync", false, MS_DIRSYNC},    {"remount", false, MS_REMOUNT},
-    {"mand", false, MS_MANDLOCK},      {"nomand", true, MS_MANDLOCK},
-    {"noatime", false, MS_NOATIME},    {"atime", true, MS_NOATIME},
-    {"nodiratime", false, MS_NODIRATIME}, {"diratime", true, MS_NODIRATIME},
-    {"relatime", false, MS_RELATIME},  {"norelatime", true, MS_RELATIME},
-    {"strictatime", false, MS_STRICTATIME}, {"nostrictatime", true, MS_STRICTATIME},
-    {"lazytime", false, MS_LAZYTIME},  {"nolazytime", true, MS_LAZYTIME},
-    {"silent", false, MS_SILENT},      {"loud", true, MS_SILENT},
-    {"iversion", false, MS_I_VERSION}, {"noiversion", true, MS_I_VERSION},
-    {"nosymfollow", false, MS_NOSYMFOLLOW}, {"symfollow", true, MS_NOSYMFOLLOW},
+    {"ro", false, MS_RDONLY},
+    {"rw", true, MS_RDONLY},
+    {"nosuid", false, MS_NOSUID},
+    {"suid", true, MS_NOSUID},
+    {"nodev", false, MS_NODEV},
+    {"dev", true, MS_NODEV},
+    {"noexec", false, MS_NOEXEC},
+    {"exec", true, MS_NOEXEC},
+    {"sync", false, MS_SYNCHRONOUS},
+    {"async", true, MS_SYNCHRONOUS},
+    {"dirsync", false, MS_DIRSYNC},
+    {"remount", false, MS_REMOUNT},
+    {"mand", false, MS_MANDLOCK},
+    {"nomand", true, MS_MANDLOCK},
+    {"noatime", false, MS_NOATIME},
+    {"atime", true, MS_NOATIME},
+    {"nodiratime", false, MS_NODIRATIME},
+    {"diratime", true, MS_NODIRATIME},
+    {"relatime", false, MS_RELATIME},
+    {"norelatime", true, MS_RELATIME},
+    {"strictatime", false, MS_STRICTATIME},
+    {"nostrictatime", true, MS_STRICTATIME},
+    {"lazytime", false, MS_LAZYTIME},
+    {"nolazytime", true, MS_LAZYTIME},
+    {"silent", false, MS_SILENT},
+    {"loud", true, MS_SILENT},
+    {"iversion", false, MS_I_VERSION},
+    {"noiversion", true, MS_I_VERSION},
+    {"nosymfollow", false, MS_NOSYMFOLLOW},
+    {"symfollow", true, MS_NOSYMFOLLOW},
 };
 
 struct PropagationWord {
@@ -107,8 +122,8 @@ unsigned long locked_mount_flags(unsigned long statvfs_flags) {
         unsigned long ms;
     };
     constexpr Pair kPairs[] = {
-        {ST_RDONLY, MS_RDONLY},   {ST_NOSUID, MS_NOSUID},       {ST_NODEV, MS_NODEV},
-        {ST_NOEXEC, MS_NOEXEC},   {ST_NOATIME, MS_NOATIME},     {ST_NODIRATIME, MS_NODIRATIME},
+        {ST_RDONLY, MS_RDONLY},     {ST_NOSUID, MS_NOSUID},   {ST_NODEV, MS_NODEV},
+        {ST_NOEXEC, MS_NOEXEC},     {ST_NOATIME, MS_NOATIME}, {ST_NODIRATIME, MS_NODIRATIME},
         {ST_RELATIME, MS_RELATIME},
     };
     unsigned long flags = 0;

@@ -14,11 +14,11 @@
 namespace minirun::runtime {
 
 struct MountOptions {
-    unsigned long flags = 0;       // MS_RDONLY, MS_NOSUID, ... (no MS_BIND/MS_REC)
-    unsigned long propagation = 0; // MS_PRIVATE|MS_REC, ... or 0
-    std::string data;              // comma-joined filesystem options
-    bool bind = false;             // "bind" or "rbind"
-    bool recursive = false;        // "rbind"
+    unsigned long flags = 0;         // MS_RDONLY, MS_NOSUID, ... (no MS_BIND/MS_REC)
+    unsigned long propagation = 0;   // MS_PRIVATE|MS_REC, ... or 0
+    std::string data;                // comma-joined filesystem options
+    bool bind = false;               // "bind" or "rbind"
+    bool recursive = false;          // "rbind"
     bool recursive_readonly = false; // "rro"
 };
 

@@ -75,9 +75,8 @@ Status plan_namespaces(Plan& plan) {
         }
     }
     // Join the user namespace first: its privileges then govern joining the others.
-    std::stable_partition(plan.joins.begin(), plan.joins.end(), [](const NamespaceToJoin& j) {
-        return j.type == NamespaceType::user;
-    });
+    std::stable_partition(plan.joins.begin(), plan.joins.end(),
+                          [](const NamespaceToJoin& j) { return j.type == NamespaceType::user; });
 
     bool joins_user = plan.joins_namespace(NamespaceType::user);
     bool creates_user = plan.creates(NamespaceType::user);
@@ -92,11 +91,11 @@ Status plan_namespaces(Plan& plan) {
         return {};
     }
     if (creates_user && !plan.joins.empty()) {
-        return Error(EINVAL, cat("linux.namespaces[", plan.joins.front().config_index,
-                                 "]: joining a ",
-                                 spec::namespace_type_name(plan.joins.front().type),
-                                 " namespace together with a new user namespace is not "
-                                 "supported"));
+        return Error(EINVAL,
+                     cat("linux.namespaces[", plan.joins.front().config_index, "]: joining a ",
+                         spec::namespace_type_name(plan.joins.front().type),
+                         " namespace together with a new user namespace is not "
+                         "supported"));
     }
     plan.clone_flags = new_flags;
     plan.wait_for_parent = creates_user;

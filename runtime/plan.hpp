@@ -22,7 +22,7 @@ struct MountStep {
     std::string source;      // for binds: an absolute host path
     std::string fs_type;     // empty for binds
     MountOptions options;
-    bool is_cgroup = false;  // "cgroup": mini-run assembles the hierarchy view itself
+    bool is_cgroup = false; // "cgroup": mini-run assembles the hierarchy view itself
 };
 
 // A namespace the config names by path: the init joins it with setns().
@@ -44,7 +44,7 @@ struct Plan {
     // New namespaces the init creates with unshare() after joining others: used when a
     // user namespace is joined, so that they are owned by it.
     unsigned long unshare_flags = 0;
-    bool new_time_namespace = false; // needs unshare + offsets + setns, see time.cpp
+    bool new_time_namespace = false;    // needs unshare + offsets + setns, see time.cpp
     std::vector<NamespaceToJoin> joins; // user namespace first
 
     std::string uid_map; // "0 100000 65536\n", written by the parent

@@ -80,8 +80,7 @@ Status enter_cwd(const spec::Process& process) {
     }
     std::array<char, PATH_MAX> here{};
     if (::getcwd(here.data(), here.size()) == nullptr || here[0] != '/') {
-        return Error(EPERM, cat("process.cwd: ", quoted(process.cwd),
-                                " is outside the container"));
+        return Error(EPERM, cat("process.cwd: ", quoted(process.cwd), " is outside the container"));
     }
     return {};
 }
@@ -90,13 +89,15 @@ Status exec(const std::string& path, const spec::Process& process, int preserve_
     std::vector<char*> argv;
     argv.reserve(process.args.size() + 1);
     for (const std::string& arg : process.args) {
-        argv.push_back(const_cast<char*>(arg.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        argv.push_back(
+            const_cast<char*>(arg.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
     }
     argv.push_back(nullptr);
     std::vector<char*> envp;
     envp.reserve(process.env.size() + 1);
     for (const std::string& entry : process.env) {
-        envp.push_back(const_cast<char*>(entry.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        envp.push_back(
+            const_cast<char*>(entry.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
     }
     envp.push_back(nullptr);
 

@@ -9,7 +9,7 @@ namespace {
 
 // Everything a user or supervisor sends to stop, reload or poke a process. SIGCHLD is
 // ours; synchronous faults (SEGV, BUS, ...) must stay deliverable to mini-run itself.
-constexpr std::array kForwarded = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGUSR1,
+constexpr std::array kForwarded = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,  SIGUSR1,
                                    SIGUSR2, SIGALRM, SIGCONT, SIGWINCH, SIGPWR};
 
 } // namespace
@@ -23,7 +23,9 @@ SignalForwarder::SignalForwarder() {
     sigprocmask(SIG_BLOCK, &blocked_, &original_);
 }
 
-SignalForwarder::~SignalForwarder() { sigprocmask(SIG_SETMASK, &original_, nullptr); }
+SignalForwarder::~SignalForwarder() {
+    sigprocmask(SIG_SETMASK, &original_, nullptr);
+}
 
 int exit_code_of(int wait_status) {
     if (WIFEXITED(wait_status)) {

@@ -16,7 +16,7 @@ namespace minirun::runtime {
 
 class SignalForwarder {
 public:
-    SignalForwarder(); // blocks the forwarded signals and SIGCHLD
+    SignalForwarder();  // blocks the forwarded signals and SIGCHLD
     ~SignalForwarder(); // restores the caller's mask
     SignalForwarder(const SignalForwarder&) = delete;
     SignalForwarder& operator=(const SignalForwarder&) = delete;

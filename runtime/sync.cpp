@@ -80,9 +80,9 @@ Result<SyncEvent> SyncSocket::receive() {
     SyncEvent event;
     event.message = static_cast<SyncMessage>(header.message);
     if (event.message == SyncMessage::kError) {
-        event.error = Error(header.error_number,
-                            std::string(frame.data() + sizeof(header),
-                                        static_cast<size_t>(got) - sizeof(header)));
+        event.error =
+            Error(header.error_number, std::string(frame.data() + sizeof(header),
+                                                   static_cast<size_t>(got) - sizeof(header)));
     }
     return event;
 }

@@ -14,8 +14,8 @@ Status validate_container_id(std::string_view id) {
         return Error(EINVAL, cat("invalid container id ", quoted(id), ": must not start with '.'"));
     }
     for (char c : id) {
-        bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       (c >= '0' && c <= '9') || c == '_' || c == '+' || c == '.' || c == '-';
+        bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '_' || c == '+' || c == '.' || c == '-';
         if (!allowed) {
             return Error(EINVAL, cat("invalid container id ", quoted(id),
                                      ": only letters, digits and _+.- are allowed"));

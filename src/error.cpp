@@ -22,7 +22,9 @@ std::string quoted(std::string_view text) {
     return out;
 }
 
-Error Error::from_errno(std::string_view context) { return from_errno(errno, context); }
+Error Error::from_errno(std::string_view context) {
+    return from_errno(errno, context);
+}
 
 Error Error::from_errno(int errno_value, std::string_view context) {
     return {errno_value, cat(context, ": ", std::strerror(errno_value))};

@@ -162,7 +162,9 @@ Result<UniqueFd> ensure_file_in_root(int root_fd, std::string_view path, mode_t 
     return open_in_root(root_fd, path, O_PATH);
 }
 
-std::string fd_path(int fd) { return cat("/proc/self/fd/", fd); }
+std::string fd_path(int fd) {
+    return cat("/proc/self/fd/", fd);
+}
 
 Result<std::string> fd_target(int fd) {
     std::array<char, PATH_MAX> buffer{};

@@ -69,7 +69,9 @@ Status configure(const Options& options) {
     return {};
 }
 
-bool enabled(Level level) { return level >= sink().options.min_level; }
+bool enabled(Level level) {
+    return level >= sink().options.min_level;
+}
 
 std::string rfc3339_now() {
     timespec now{};
@@ -83,8 +85,7 @@ std::string rfc3339_now() {
 }
 
 std::string json_line(Level level, std::string_view message, std::string_view time) {
-    nlohmann::json line = {
-        {"level", level_name(level)}, {"msg", message}, {"time", time}};
+    nlohmann::json line = {{"level", level_name(level)}, {"msg", message}, {"time", time}};
     return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -105,10 +106,10 @@ void write(Level level, std::string_view message) {
             return;
         }
     }
-    std::string line = level == Level::error || level == Level::warning
-                           ? cat("mini-run: ", level == Level::warning ? "warning: " : "",
-                                 message, "\n")
-                           : cat("mini-run: ", level_name(level), ": ", message, "\n");
+    std::string line =
+        level == Level::error || level == Level::warning
+            ? cat("mini-run: ", level == Level::warning ? "warning: " : "", message, "\n")
+            : cat("mini-run: ", level_name(level), ": ", message, "\n");
     write_all(STDERR_FILENO, line);
 }
 

@@ -10,7 +10,9 @@
 namespace minirun {
 namespace {
 
-const char* or_null(const std::string& text) { return text.empty() ? nullptr : text.c_str(); }
+const char* or_null(const std::string& text) {
+    return text.empty() ? nullptr : text.c_str();
+}
 
 class LinuxSyscalls final : public Syscalls {
 public:
@@ -36,8 +38,7 @@ public:
         return check_syscall(::symlinkat(target.c_str(), dir_fd, name.c_str()),
                              cat("symlink ", name));
     }
-    Status fchownat(int dir_fd, const std::string& name, uid_t uid, gid_t gid,
-                    int flags) override {
+    Status fchownat(int dir_fd, const std::string& name, uid_t uid, gid_t gid, int flags) override {
         return check_syscall(::fchownat(dir_fd, name.c_str(), uid, gid, flags),
                              cat("chown ", name));
     }

@@ -31,10 +31,12 @@ std::string quoted(std::string_view text);
 class Error {
 public:
     Error() = default;
-    Error(int errno_value, std::string message) : errno_(errno_value), message_(std::move(message)) {}
+    Error(int errno_value, std::string message)
+        : errno_(errno_value), message_(std::move(message)) {}
     explicit Error(std::string message) : message_(std::move(message)) {}
 
-    // The message for the errno currently set, after `context`: "open x: No such file or directory".
+    // The message for the errno currently set, after `context`: "open x: No such file or
+    // directory".
     static Error from_errno(std::string_view context);
     static Error from_errno(int errno_value, std::string_view context);
 
@@ -53,9 +55,9 @@ private:
 template <typename T>
 class [[nodiscard]] Result {
 public:
-    Result(const T& value) : state_(value) {}              // NOLINT(google-explicit-constructor)
-    Result(T&& value) : state_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
-    Result(Error error) : state_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+    Result(const T& value) : state_(value) {}         // NOLINT(google-explicit-constructor)
+    Result(T&& value) : state_(std::move(value)) {}   // NOLINT(google-explicit-constructor)
+    Result(Error error) : state_(std::move(error)) {} // NOLINT(google-explicit-constructor)
 
     [[nodiscard]] bool ok() const { return state_.index() == 0; }
     explicit operator bool() const { return ok(); }
@@ -79,7 +81,8 @@ template <>
 class [[nodiscard]] Result<void> {
 public:
     Result() = default;
-    Result(Error error) : error_(std::move(error)), failed_(true) {} // NOLINT(google-explicit-constructor)
+    Result(Error error)
+        : error_(std::move(error)), failed_(true) {} // NOLINT(google-explicit-constructor)
 
     [[nodiscard]] bool ok() const { return !failed_; }
     explicit operator bool() const { return ok(); }

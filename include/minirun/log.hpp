@@ -29,10 +29,18 @@ Status configure(const Options& options);
 [[nodiscard]] bool enabled(Level level);
 void write(Level level, std::string_view message);
 
-inline void debug(std::string_view message) { write(Level::debug, message); }
-inline void info(std::string_view message) { write(Level::info, message); }
-inline void warning(std::string_view message) { write(Level::warning, message); }
-inline void error(std::string_view message) { write(Level::error, message); }
+inline void debug(std::string_view message) {
+    write(Level::debug, message);
+}
+inline void info(std::string_view message) {
+    write(Level::info, message);
+}
+inline void warning(std::string_view message) {
+    write(Level::warning, message);
+}
+inline void error(std::string_view message) {
+    write(Level::error, message);
+}
 
 // "2026-11-30T00:16:07.123456789Z"
 std::string rfc3339_now();

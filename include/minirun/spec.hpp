@@ -116,8 +116,8 @@ struct TimeOffset {
 };
 
 struct Device {
-    char type = 'c'; // 'c', 'b', 'u' (unbuffered char) or 'p' (fifo)
-    std::string path; // absolute
+    char type = 'c';   // 'c', 'b', 'u' (unbuffered char) or 'p' (fifo)
+    std::string path;  // absolute
     int64_t major = 0; // required for c/b/u, ignored for p
     int64_t minor = 0;
     std::optional<uint32_t> file_mode;
@@ -128,7 +128,7 @@ struct Device {
 // linux.resources.devices[]: the cgroup device allow-list.
 struct DeviceCgroupRule {
     bool allow = false;
-    std::string type = "a"; // "a", "c" or "b"
+    std::string type = "a";       // "a", "c" or "b"
     std::optional<int64_t> major; // absent: any
     std::optional<int64_t> minor;
     std::string access = "rwm"; // subset of "rwm"
@@ -221,7 +221,8 @@ struct SeccompArg {
     uint32_t index = 0; // 0..5
     uint64_t value = 0;
     uint64_t value_two = 0;
-    std::string op; // SCMP_CMP_NE, SCMP_CMP_LT, SCMP_CMP_LE, SCMP_CMP_EQ, SCMP_CMP_GE, SCMP_CMP_GT, SCMP_CMP_MASKED_EQ
+    std::string op; // SCMP_CMP_NE, SCMP_CMP_LT, SCMP_CMP_LE, SCMP_CMP_EQ, SCMP_CMP_GE, SCMP_CMP_GT,
+                    // SCMP_CMP_MASKED_EQ
 };
 
 struct SeccompSyscall {

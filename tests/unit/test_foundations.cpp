@@ -15,7 +15,9 @@ TEST_CASE("errors carry context up the chain and keep errno", "[error]") {
     CHECK(outer.message() == "mounts[2]: open x: No such file or directory");
     CHECK(outer.errno_value() == ENOENT);
 
-    auto fails = []() -> Status { return Error(EINVAL, "bad"); };
+    auto fails = []() -> Status {
+        return Error(EINVAL, "bad");
+    };
     auto caller = [&]() -> Result<int> {
         MR_TRY_WRAP(fails(), "step");
         return 1;

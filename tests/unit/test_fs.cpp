@@ -114,5 +114,6 @@ TEST_CASE("read_file and write_file", "[fs]") {
     CHECK(*fs::read_file(path) == "hello");
     auto missing = fs::read_file(tmp.path() + "/missing");
     REQUIRE_FALSE(missing.ok());
-    CHECK(missing.error().message() == "open " + tmp.path() + "/missing: No such file or directory");
+    CHECK(missing.error().message() ==
+          "open " + tmp.path() + "/missing: No such file or directory");
 }

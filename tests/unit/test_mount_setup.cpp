@@ -7,8 +7,8 @@
 #include "user.hpp"
 #include "uts.hpp"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -144,7 +144,8 @@ TEST_CASE("rootfs: an existing node that is not the device is an error", "[mount
     Plan plan = f.plan(config_with_mounts(json::array()));
     auto root = mount::prepare_rootfs(plan, sys);
     REQUIRE_FALSE(root.ok());
-    CHECK(root.error().message() == "devices: /dev/null: /dev/null exists and is not the requested device");
+    CHECK(root.error().message() ==
+          "devices: /dev/null: /dev/null exists and is not the requested device");
 }
 
 TEST_CASE("rootfs: a /proc that is a symlink is refused", "[mount]") {
@@ -182,8 +183,9 @@ TEST_CASE("rootfs: a bind remount keeps the flags the kernel locks", "[mount]") 
     Fixture f;
     f.sys.statvfs_flags = ST_NOSUID | ST_NODEV | ST_RELATIME;
     { std::ofstream(f.dir.path() + "/hosts") << "127.0.0.1 localhost\n"; }
-    Plan plan = f.plan(config_with_mounts(json::array(
-        {{{"destination", "/etc/hosts"}, {"source", "hosts"}, {"options", {"bind", "ro", "noatime"}}}})));
+    Plan plan = f.plan(config_with_mounts(json::array({{{"destination", "/etc/hosts"},
+                                                        {"source", "hosts"},
+                                                        {"options", {"bind", "ro", "noatime"}}}})));
     REQUIRE(mount::prepare_rootfs(plan, f.sys).ok());
     // A file source gets a file mount point.
     CHECK(stdfs::is_regular_file(f.rootfs + "/etc/hosts"));
@@ -230,7 +232,8 @@ TEST_CASE("process identity: groups, then gid, then uid", "[user]") {
     user.gid = 100;
     user.additional_gids = {5, 6};
     REQUIRE(user::apply_process_identity(user, sys).ok());
-    CHECK(sys.calls == std::vector<std::string>{"setgroups 5 6", "setresgid 100", "setresuid 1000"});
+    CHECK(sys.calls ==
+          std::vector<std::string>{"setgroups 5 6", "setresgid 100", "setresuid 1000"});
 
     FakeSyscalls root_sys;
     REQUIRE(user::become_namespace_root(root_sys).ok());

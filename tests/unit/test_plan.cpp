@@ -188,8 +188,8 @@ TEST_CASE("plan: mounts", "[plan]") {
 TEST_CASE("plan: rprivate by default; a bound /dev gets no default devices", "[plan]") {
     Bundle bundle;
     json config = base_config();
-    config["mounts"] = json::array(
-        {{{"destination", "/dev"}, {"source", "/dev"}, {"options", {"rbind"}}}});
+    config["mounts"] =
+        json::array({{{"destination", "/dev"}, {"source", "/dev"}, {"options", {"rbind"}}}});
     auto plan = bundle.plan(config);
     REQUIRE(plan.ok());
     CHECK(plan->root_propagation == (MS_PRIVATE | MS_REC));

@@ -23,7 +23,8 @@ void make_file(const std::string& path, stdfs::perms perms) {
 TEST_CASE("search_path: the process's PATH, last one wins, default otherwise", "[process]") {
     CHECK(process::search_path({"A=1", "PATH=/x:/y"}) == "/x:/y");
     CHECK(process::search_path({"PATH=/x", "PATH=/z"}) == "/z");
-    CHECK(process::search_path({}) == "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    CHECK(process::search_path({}) ==
+          "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 }
 
 TEST_CASE("find_executable searches the container's PATH", "[process]") {
