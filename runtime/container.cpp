@@ -2,6 +2,7 @@
 // status. Each step names the file that owns it.
 #include "init.hpp"
 #include "ipc.hpp"
+#include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
@@ -96,10 +97,14 @@ Error init_error_or(SyncSocket& sync, const Error& fallback) {
 Result<int> run_container(const RunOptions& options) {
     // 1. Everything that can be checked is checked before anything is created.
     MR_TRY(validate_container_id(options.id));
-    MR_ASSIGN(spec::Spec spec, spec::load_spec(options.bundle)); // spec.cpp
+    MR_ASSIGN(spec::Spec spec, spec::load_spec(options.bundle)); // spec_parse.cpp
     MR_ASSIGN(Plan plan, runtime::make_plan(std::move(spec),     // plan.cpp
                                             {options.id, options.bundle, options.preserve_fds}));
-    runtime::ipc::warn_if_host_queues_exposed(plan);                    // ipc.cpp
+    runtime::ipc::warn_if_host_queues_exposed(plan); // ipc.cpp
+    if (plan.spec.process->terminal) {
+        log::warning("process.terminal: terminals are not supported yet; the container runs "
+                     "with mini-run's stdio");
+    }
     MR_ASSIGN(auto namespaces, runtime::open_namespaces_to_join(plan)); // namespaces.cpp
 
     // 2. Signals are blocked before clone() so that none sent meanwhile is lost.
