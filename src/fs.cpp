@@ -110,7 +110,9 @@ Result<UniqueFd> mkdir_walk(int root_fd, const std::string& wanted, mode_t mode,
                 std::string target(link.data(), static_cast<size_t>(length));
                 if (target.front() != '/') {
                     MR_ASSIGN(std::string parent, path_in_root(root_fd, current.get()));
-                    target.insert(0, parent + "/");
+                    parent += '/';
+                    parent += target;
+                    target = std::move(parent);
                 }
                 for (size_t j = i + 1; j < parts.size(); ++j) {
                     target += '/';
