@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The test command: sudo scripts/test.sh
+#
+# On a fresh Debian 12 machine, as root, it
+#   1. installs the dependencies (scripts/bootstrap.sh),
+#   2. configures and builds everything into build/ (RelWithDebInfo, -Werror),
+#   3. builds the example rootfs (scripts/make-rootfs.sh),
+#   4. runs the unit and integration tests (ctest),
+#   5. builds and runs the unit tests with AddressSanitizer and UBSan in build-asan/,
+#   6. checks the formatting of every C++ file (clang-format),
+#   7. runs clang-tidy over src/ runtime/ cli/ when the repo has a .clang-tidy.
+# It stops at the first failing step and says which one; at the end it prints a summary.
+# The integration tests need root; without it CTest reports them as skipped.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+JOBS=$(nproc 2>/dev/null || echo 2)
+BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
+
+summary=()
+current_step=""
+started=$(date +%s)
+
+on_exit() {
+    local status=$?
+    if ((status != 0)) && [[ -n "$current_step" ]]; then
+        echo
+        echo "test.sh: FAILED at step \"$current_step\" (exit status $status)" >&2
+        if ((${#summary[@]} > 0)); then
+            echo "test.sh: steps that passed before it:" >&2
+            printf '  %s\n' "${summary[@]}" >&2
+        fi
+    fi
+}
+trap on_exit EXIT
+
+# step NAME COMMAND...: runs one step, timed; any failure ends the script.
+step() {
+    local name=$1
+    shift
+    current_step=$name
+    echo
+    echo "==== $name"
+    local begin
+    begin=$(date +%s)
+    "$@"
+    summary+=("ok  $name ($(($(date +%s) - begin))s)")
+    current_step=""
+}
+
+cpp_files() {
+    find "$@" -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cc' \) \
+        2>/dev/null | LC_ALL=C sort
+}
+
+check_format() {
+    local files
+    mapfile -t files < <(cpp_files include src runtime cli tests)
+    if ((${#files[@]} == 0)); then
+        echo "no C++ files"
+        return 0
+    fi
+    echo "checking ${#files[@]} files"
+    if ! clang-format --dry-run --Werror "${files[@]}"; then
+        echo "test.sh: formatting differs from .clang-format; fix with:" >&2
+        echo "  clang-format -i \$(find include src runtime cli tests -name '*.cpp' -o -name '*.hpp')" >&2
+        return 1
+    fi
+}
+
+run_clang_tidy() {
+    local files
+    mapfile -t files < <(find src runtime cli -type f -name '*.cpp' 2>/dev/null | LC_ALL=C sort)
+    if ((${#files[@]} == 0)); then
+        echo "no sources"
+        return 0
+    fi
+    echo "clang-tidy over ${#files[@]} files, $JOBS at a time"
+    # Every finding fails the step. Each file's output is printed whole, not interleaved.
+    printf '%s\0' "${files[@]}" |
+        xargs -0 -n 1 -P "$JOBS" sh -c \
+            'out=$(clang-tidy -p build --quiet --warnings-as-errors="*" "$1" 2>&1); rc=$?
+             if [ $rc -ne 0 ]; then printf "%s\n" "$out"; echo "clang-tidy: $1 failed"; fi
+             exit $(( rc != 0 ))' clang-tidy-one
+}
+
+if ((EUID != 0)); then
+    echo "test.sh: not root: the integration tests will be skipped (run: sudo scripts/test.sh)"
+fi
+
+step "install dependencies" scripts/bootstrap.sh
+step "configure build/ ($BUILD_TYPE)" \
+    cmake -S . -B build -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DMINIRUN_TESTS=ON
+step "build" cmake --build build -j "$JOBS"
+step "example rootfs" scripts/make-rootfs.sh
+step "unit and integration tests (ctest)" \
+    ctest --test-dir build --output-on-failure --timeout 1200
+step "configure build-asan/ (ASan, UBSan)" \
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMINIRUN_SANITIZE=ON -DMINIRUN_TESTS=ON
+step "build unit tests with sanitizers" cmake --build build-asan -j "$JOBS" --target minirun-unit
+step "unit tests with sanitizers" build-asan/minirun-unit
+step "formatting (clang-format)" check_format
+if [[ -f .clang-tidy ]]; then
+    step "clang-tidy" run_clang_tidy
+else
+    summary+=("--  clang-tidy (skipped: no .clang-tidy in $ROOT)")
+fi
+
+echo
+echo "==== summary ($(($(date +%s) - started))s)"
+printf '  %s\n' "${summary[@]}"
+echo "test.sh: all steps passed"

@@ -1,0 +1,100 @@
+// The command line: --version, --help, usage errors and `mini-run spec`.
+#include "helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+
+using namespace it;
+
+TEST_CASE("cli: --version prints the name and a version", "[cli]") {
+    auto result = run_minirun({"--version"});
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    CHECK(contains(result.out, "mini-run"));
+    CHECK(std::regex_search(result.out, std::regex(R"(\d+\.\d+\.\d+)")));
+}
+
+TEST_CASE("cli: --help lists the commands", "[cli]") {
+    auto result = run_minirun({"--help"});
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    CHECK(contains(result.out, "run"));
+    CHECK(contains(result.out, "spec"));
+}
+
+TEST_CASE("cli: run --help shows the bundle option", "[cli]") {
+    auto result = run_minirun({"run", "--help"});
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    CHECK(contains(result.out, "--bundle"));
+}
+
+TEST_CASE("cli: usage errors say mini-run and fail", "[cli]") {
+    SECTION("an unknown command") {
+        auto result = run_minirun({"frobnicate"});
+        INFO(result.describe());
+        CHECK(result.exit_code != 0);
+        CHECK(result.err.rfind("mini-run: ", 0) == 0);
+        CHECK(contains(result.err, "frobnicate"));
+    }
+    SECTION("run without a container id") {
+        TempBundle bundle("cli-noid");
+        bundle.write_config();
+        auto result = run_minirun({"run", "--bundle", bundle.dir()});
+        INFO(result.describe());
+        CHECK(result.exit_code != 0);
+        CHECK(result.err.rfind("mini-run: ", 0) == 0);
+        check_no_leftovers(bundle);
+    }
+}
+
+TEST_CASE("spec: writes a config that runs, and refuses to overwrite it", "[cli][spec]") {
+    TempBundle bundle("spec");
+    auto written = run_minirun({"spec", "--bundle", bundle.dir()});
+    INFO(written.describe());
+    REQUIRE(written.exit_code == 0);
+    auto text = read_file(bundle.config_path());
+    REQUIRE(text.has_value());
+    nlohmann::json config;
+    REQUIRE_NOTHROW(config = nlohmann::json::parse(*text));
+    CHECK(config.contains("ociVersion"));
+    CHECK(config["root"]["path"] == "rootfs");
+    CHECK_FALSE(config["process"]["args"].empty());
+
+    SECTION("it runs with root.path pointed at the example rootfs") {
+        config["root"]["path"] = example_rootfs();
+        bundle.config = config;
+        bundle.set_shell("echo spec-ok; echo pid $$");
+        auto result = bundle.run();
+        INFO(result.describe());
+        CHECK(result.exit_code == 0);
+        CHECK(contains(result.out, "spec-ok"));
+        CHECK(contains(result.out, "pid 1"));
+        check_no_leftovers(bundle);
+    }
+    SECTION("a second spec fails and keeps the file") {
+        auto again = run_minirun({"spec", "--bundle", bundle.dir()});
+        INFO(again.describe());
+        CHECK(again.exit_code != 0);
+        CHECK(again.err.rfind("mini-run: ", 0) == 0);
+        CHECK(contains(again.err, "config.json"));
+        CHECK(read_file(bundle.config_path()) == text);
+    }
+}
+
+TEST_CASE("spec --rootless: a user namespace with mappings", "[cli][spec]") {
+    TempDir dir;
+    auto written = run_minirun({"spec", "--bundle", dir.path(), "--rootless"});
+    INFO(written.describe());
+    REQUIRE(written.exit_code == 0);
+    auto config = nlohmann::json::parse(read_file(dir.path() + "/config.json").value_or("{}"));
+    bool has_user = false;
+    for (const auto& ns : config["linux"]["namespaces"]) {
+        has_user = has_user || ns["type"] == "user";
+    }
+    CHECK(has_user);
+    CHECK_FALSE(config["linux"]["uidMappings"].empty());
+    CHECK_FALSE(config["linux"]["gidMappings"].empty());
+}
