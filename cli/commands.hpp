@@ -2,6 +2,8 @@
 // function of the library; the library knows nothing about CLI11.
 #pragma once
 
+#include "minirun/runtime.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -22,8 +24,29 @@ struct GlobalOptions {
 // A registered command: when its subcommand was given, `run` returns the exit code.
 using CommandRunner = std::function<int()>;
 
+CommandRunner add_create_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_start_command(CLI::App& app, GlobalOptions& global);
 CommandRunner add_run_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_state_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_kill_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_delete_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_exec_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_list_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_ps_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_features_command(CLI::App& app, GlobalOptions& global);
 CommandRunner add_spec_command(CLI::App& app, GlobalOptions& global);
+
+// `exec ID -- COMMAND...`: the "--" only separates the command; CLI11 would take what
+// follows it as positionals of mini-run itself. Removes it from `args` (argv as strings).
+void drop_exec_separator(std::vector<std::string>& args);
+
+// The options create and run share (create.cpp).
+void add_create_options(CLI::App& command, CreateOptions& options);
+
+// The container id positional, required.
+inline void add_id(CLI::App& command, std::string& id) {
+    command.add_option("id", id, "container id")->required();
+}
 
 // Prints "mini-run: <message>" (and logs it as JSON when asked) and returns 1.
 int fail(const std::string& message);

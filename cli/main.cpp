@@ -49,11 +49,26 @@ int main_impl(int argc, char** argv) {
     auto add = [&](CommandRunner runner) {
         commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
     };
+    add(add_create_command(app, global));
+    add(add_start_command(app, global));
     add(add_run_command(app, global));
+    add(add_state_command(app, global));
+    add(add_kill_command(app, global));
+    add(add_delete_command(app, global));
+    add(add_exec_command(app, global));
+    add(add_list_command(app, global));
+    add(add_ps_command(app, global));
+    add(add_features_command(app, global));
     add(add_spec_command(app, global));
 
+    std::vector<std::string> args(argv, argv + argc);
+    drop_exec_separator(args);
+    std::vector<char*> arg_pointers;
+    for (std::string& arg : args) {
+        arg_pointers.push_back(arg.data());
+    }
     try {
-        app.parse(argc, argv);
+        app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
@@ -82,6 +97,12 @@ int main_impl(int argc, char** argv) {
         return fail(configured.error().message());
     }
 
+    if (global.systemd_cgroup) {
+        // mini-run does not ask systemd for scopes (and the CI machines have no systemd):
+        // the cgroups are managed on cgroupfs directly, as without the flag.
+        log::warning("--systemd-cgroup is not supported: cgroups are managed directly on "
+                     "cgroupfs");
+    }
     for (auto& [subcommand, runner] : commands) {
         if (subcommand->parsed()) {
             return runner();

@@ -1,85 +1,71 @@
-// The parent's side of a container's life, in one place: from config.json to the exit
-// status. Each step names the file that owns it.
+// create, start and run: the parent's side of a container's birth, in one place. Each
+// step names the file that owns it.
+#include "child.hpp"
+#include "hooks.hpp"
 #include "init.hpp"
 #include "ipc.hpp"
+#include "lifecycle.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
+#include "minirun/state.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
 #include "plan.hpp"
 #include "signals.hpp"
 #include "sync.hpp"
+#include "terminal.hpp"
 #include "user.hpp"
 
-#include <csignal>
-#include <sys/syscall.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <charconv>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 
 namespace minirun {
 namespace {
 
 using runtime::Plan;
+using runtime::SyncEvent;
 using runtime::SyncMessage;
 using runtime::SyncSocket;
 
-// The init until it is handed to the caller: on any early return it is killed and
-// reaped, so a failed start leaves no process behind (its mounts die with its mount
-// namespace).
-class ScopedInit {
+// A state directory that is removed again unless the create it belongs to succeeds.
+class PendingState {
 public:
-    ScopedInit() = default;
-    ScopedInit(const ScopedInit&) = delete;
-    ScopedInit& operator=(const ScopedInit&) = delete;
-    ScopedInit(ScopedInit&&) = delete;
-    ScopedInit& operator=(ScopedInit&&) = delete;
-    ~ScopedInit() {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-            }
+    explicit PendingState(state::StateDir& dir) : dir_(&dir) {}
+    PendingState(const PendingState&) = delete;
+    PendingState& operator=(const PendingState&) = delete;
+    PendingState(PendingState&&) = delete;
+    PendingState& operator=(PendingState&&) = delete;
+    ~PendingState() {
+        if (dir_ != nullptr) {
+            (void)dir_->remove();
         }
     }
-    void reset(pid_t pid) { pid_ = pid; }
-    [[nodiscard]] pid_t get() const { return pid_; }
-    pid_t release() { return std::exchange(pid_, -1); }
+    void commit() { dir_ = nullptr; }
 
 private:
-    pid_t pid_ = -1;
+    state::StateDir* dir_;
 };
 
-// The kernel's struct clone_args, version 0 (64 bytes).
-struct CloneArgs {
-    uint64_t flags;
-    uint64_t pidfd;
-    uint64_t child_tid;
-    uint64_t parent_tid;
-    uint64_t exit_signal;
-    uint64_t stack;
-    uint64_t stack_size;
-    uint64_t tls;
-};
-
-// clone() with the plan's namespace flags. Without CLONE_VM and without a new stack the
-// child continues on a copy of our memory, like fork(): it reads the plan from there.
+// Clones the init with the plan's namespace flags; the child runs init.cpp and never
+// returns here.
 Result<pid_t> clone_init(const Plan& plan, runtime::InitContext& context, SyncSocket& parent_end) {
-    CloneArgs args{};
-    args.flags = plan.clone_flags;
-    args.exit_signal = SIGCHLD;
-    long pid = ::syscall(SYS_clone3, &args, sizeof(args));
-    if (pid < 0 && errno == ENOSYS) {
-        pid = ::syscall(SYS_clone, plan.clone_flags | SIGCHLD, nullptr, nullptr, nullptr, 0);
-    }
-    if (pid < 0) {
-        return Error::from_errno("clone the container's init");
-    }
+    MR_ASSIGN(pid_t pid, runtime::clone_with(plan.clone_flags)); // child.cpp
     if (pid == 0) {
         // Our copy of the parent's end must go, or the init would never see EOF from a
         // parent that died.
         parent_end.close();
         runtime::run_init(plan, context);
     }
-    return static_cast<pid_t>(pid);
+    return pid;
 }
 
 // After a failed send, the init has usually died with an error frame waiting for us:
@@ -92,60 +78,274 @@ Error init_error_or(SyncSocket& sync, const Error& fallback) {
     return fallback;
 }
 
-} // namespace
+// A container whose init waits at the start gate.
+struct Created {
+    state::StateDir dir; // locked
+    state::Record record;
+    Plan plan;
+    pid_t pid = -1;
+    SyncSocket sync;
+    UniqueFd console_master; // when the foreground relays the terminal itself
+};
 
-Result<int> run_container(const RunOptions& options) {
+struct CreateMode {
+    sigset_t exec_mask{};               // the mask the container's process starts with
+    bool relay_terminal = false;        // run in the foreground without --console-socket
+    bool parent_waits_for_exec = false; // run in the foreground
+};
+
+Status check_terminal_options(const Plan& plan, const CreateOptions& options,
+                              const CreateMode& mode) {
+    bool terminal = plan.spec.process->terminal;
+    if (terminal && options.console_socket.empty() && !mode.relay_terminal) {
+        return Error(EINVAL, "process.terminal is set: a detached container needs "
+                             "--console-socket to hand the terminal to");
+    }
+    if (!terminal && !options.console_socket.empty()) {
+        return Error(EINVAL, "--console-socket given, but process.terminal is not set");
+    }
+    return {};
+}
+
+// Socket activation (sd_listen_fds): a caller that hands us LISTEN_FDS sockets at fd 3
+// onwards means them for the container's process, which then is pid 1 of its namespace.
+void pass_socket_activation(Plan& plan) {
+    const char* listen_fds = std::getenv("LISTEN_FDS");
+    int count = 0;
+    if (listen_fds == nullptr ||
+        std::from_chars(listen_fds, listen_fds + std::strlen(listen_fds), count).ec !=
+            std::errc() ||
+        count <= 0) {
+        return;
+    }
+    plan.preserve_fds += count;
+    plan.spec.process->env.push_back(cat("LISTEN_FDS=", count));
+    plan.spec.process->env.emplace_back("LISTEN_PID=1");
+}
+
+// Runs the hooks the init asks for, then lets it go on.
+Status run_runtime_hooks(const Created& created, SyncSocket& sync) {
+    std::string state = state::oci_state_json(created.record, state::Status::creating);
+    const spec::Hooks& hooks = created.plan.spec.hooks;
+    MR_TRY(runtime::hooks::run_hooks("prestart", hooks.prestart, state));
+    MR_TRY(runtime::hooks::run_hooks("createRuntime", hooks.create_runtime, state));
+    return sync.send(SyncMessage::kHooksDone);
+}
+
+Result<Created> create_internal(const CreateOptions& options, const CreateMode& mode) {
     // 1. Everything that can be checked is checked before anything is created.
     MR_TRY(validate_container_id(options.id));
-    MR_ASSIGN(spec::Spec spec, spec::load_spec(options.bundle)); // spec_parse.cpp
-    MR_ASSIGN(Plan plan, runtime::make_plan(std::move(spec),     // plan.cpp
-                                            {options.id, options.bundle, options.preserve_fds}));
-    runtime::ipc::warn_if_host_queues_exposed(plan); // ipc.cpp
-    if (plan.spec.process->terminal) {
-        log::warning("process.terminal: terminals are not supported yet; the container runs "
-                     "with mini-run's stdio");
-    }
+    std::string config_text;
+    MR_ASSIGN(spec::Spec spec, spec::load_spec(options.bundle, &config_text)); // spec_parse.cpp
+    Created created;
+    MR_ASSIGN(created.plan, runtime::make_plan(std::move(spec), // plan.cpp
+                                               {options.id, options.bundle, options.preserve_fds}));
+    Plan& plan = created.plan;
+    MR_TRY(check_terminal_options(plan, options, mode));
+    pass_socket_activation(plan);
+    runtime::ipc::warn_if_host_queues_exposed(plan);                    // ipc.cpp
     MR_ASSIGN(auto namespaces, runtime::open_namespaces_to_join(plan)); // namespaces.cpp
 
-    // 2. Signals are blocked before clone() so that none sent meanwhile is lost.
-    runtime::SignalForwarder signals;                   // signals.cpp
-    MR_ASSIGN(auto sockets, SyncSocket::create_pair()); // sync.cpp
-    SyncSocket& sync = sockets.first;
-    runtime::InitContext context{std::move(sockets.second), &namespaces, signals.original_mask()};
+    // 2. The state directory: one mkdir makes the id ours (state.cpp).
+    MR_ASSIGN(created.dir, state::StateDir::create(options.root, options.id));
+    PendingState pending(created.dir);
+    MR_TRY(created.dir.lock());
+    MR_TRY(created.dir.save_config(config_text));
+    MR_TRY(created.dir.make_fifo());
+    // Opened here because the init cannot reach the state directory after pivot_root;
+    // non-blocking, since a reader's open would otherwise wait for a writer.
+    UniqueFd fifo(::open(created.dir.fifo_path().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!fifo) {
+        return Error::from_errno("open exec.fifo");
+    }
+    state::Record& record = created.record;
+    record.oci_version = plan.spec.oci_version;
+    record.id = options.id;
+    record.bundle = plan.bundle;
+    record.rootfs = plan.rootfs;
+    record.created = log::rfc3339_now();
+    record.owner = state::owner_name(::geteuid());
+    record.annotations = plan.spec.annotations;
+    MR_TRY(created.dir.save(record));
 
     // 3. clone() into the new namespaces; the init runs init.cpp from here.
-    ScopedInit init;
+    MR_ASSIGN(auto sockets, SyncSocket::create_pair()); // sync.cpp
+    created.sync = std::move(sockets.first);
+    SyncSocket& sync = created.sync;
+    runtime::InitContext context;
+    context.sync = std::move(sockets.second);
+    context.namespaces = &namespaces;
+    context.exec_signal_mask = mode.exec_mask;
+    context.exec_fifo = fifo.get();
+    context.state_dir_fd = created.dir.fd();
+    context.record = record;
+    context.parent_waits_for_exec = mode.parent_waits_for_exec;
+    runtime::ScopedChild init;
     {
         MR_ASSIGN(auto in_pid_namespace, runtime::pid::JoinedForChildren::enter(plan)); // pid.cpp
         MR_ASSIGN(pid_t pid, clone_init(plan, context, sync));
         init.reset(pid);
     }
     context.sync.close();
+    // Only the init may hold the fifo open for reading: `start` learns from a failed
+    // open that the init is gone.
+    fifo.reset();
+    record.pid = init.get();
 
     // 4. The parent's share of the setup, while the init waits.
     if (plan.creates(spec::NamespaceType::user)) {
         if (auto mapped = runtime::user::write_id_maps(init.get(), plan); !mapped) { // user.cpp
-            return mapped.error();
+            return init_error_or(sync, mapped.error());
         }
     }
     if (plan.wait_for_parent) {
-        if (auto sent = sync.send(SyncMessage::kParentReady); !sent) {
+        if (auto sent = sync.send(SyncMessage::kParentReady, std::to_string(record.pid)); !sent) {
             return init_error_or(sync, sent.error());
         }
     }
 
-    // 5. The init either reports an error or execs; its end of the socket is close-on-exec,
-    //    so the exec shows here as end of stream.
-    MR_ASSIGN(runtime::SyncEvent event, sync.receive());
-    if (!event.eof) {
-        if (event.message == SyncMessage::kError) {
-            return event.error;
+    // 5. Serve the init until it is created: hooks to run, the terminal to take.
+    for (bool done = false; !done;) {
+        MR_ASSIGN(SyncEvent event, sync.receive());
+        if (event.eof) {
+            return Error(ECHILD, "the container's init exited during setup");
         }
-        return Error(EPROTO, "unexpected message from the container's init");
+        switch (event.message) {
+        case SyncMessage::kRunHooks:
+            MR_TRY(run_runtime_hooks(created, sync)); // hooks.cpp
+            break;
+        case SyncMessage::kConsole:
+            created.console_master = std::move(event.fd);
+            break;
+        case SyncMessage::kCreated:
+            done = true;
+            break;
+        case SyncMessage::kError:
+            return event.error;
+        default:
+            return Error(EPROTO, "unexpected message from the container's init");
+        }
     }
 
-    // 6. The container runs: stand in for it until it exits.
-    return signals.forward_until_exit(init.release()); // signals.cpp
+    // 6. Record the init, hand over the terminal, write the pid file.
+    MR_ASSIGN(record.pid_start_time, state::process_start_time(record.pid));
+    MR_TRY(created.dir.save(record));
+    if (!options.console_socket.empty()) {
+        MR_TRY(runtime::terminal::send_to_console_socket(options.console_socket, // terminal.cpp
+                                                         created.console_master.get()));
+        created.console_master.reset();
+    }
+    if (!options.pid_file.empty()) {
+        MR_TRY(runtime::write_pid_file(options.pid_file, record.pid));
+    }
+    pending.commit();
+    created.pid = init.release();
+    return created;
+}
+
+// Releases the init through exec.fifo, then runs the poststart hooks.
+Status start_created(runtime::Opened& container, const spec::Spec& spec) {
+    if (container.status != state::Status::created) {
+        return Error(EINVAL, cat("cannot start container ", quoted(container.record.id), ": it is ",
+                                 state::status_name(container.status), ", not created"));
+    }
+    std::string fifo_path = container.dir.fifo_path();
+    UniqueFd fifo(::open(fifo_path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!fifo) {
+        // ENXIO: no reader, so the init died since we looked.
+        return Error::from_errno(
+            errno == ENXIO ? ESRCH : errno,
+            cat("start ", quoted(container.record.id), ": container not running"));
+    }
+    if (::write(fifo.get(), "0", 1) != 1) {
+        return Error::from_errno("start: write exec.fifo");
+    }
+    ::unlink(fifo_path.c_str());
+    // poststart hooks must run after the user's process has been exec'd. The init's end of
+    // the fifo is close-on-exec, so the fifo loses its last reader exactly then (or when
+    // the init dies), and a writer polls POLLERR at that moment.
+    pollfd entry{fifo.get(), 0, 0};
+    while (::poll(&entry, 1, -1) < 0 && errno == EINTR) {
+    }
+    fifo.reset();
+
+    std::string state = state::oci_state_json(container.record, state::Status::running);
+    if (auto hooks = runtime::hooks::run_hooks("poststart", spec.hooks.poststart, state); !hooks) {
+        // runtime-spec: a failing poststart hook stops the container.
+        (void)runtime::kill_all_and_wait(container.record);
+        return hooks.error();
+    }
+    return {};
+}
+
+sigset_t current_signal_mask() {
+    sigset_t mask{};
+    ::sigprocmask(SIG_SETMASK, nullptr, &mask);
+    return mask;
+}
+
+} // namespace
+
+Status create_container(const CreateOptions& options) {
+    CreateMode mode;
+    mode.exec_mask = current_signal_mask();
+    MR_TRY(create_internal(options, mode));
+    return {};
+}
+
+Status start_container(const std::string& root, const std::string& id) {
+    MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id));
+    MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
+    return start_created(container, spec);
+}
+
+Result<int> run_container(const RunOptions& options) {
+    // Signals are blocked before clone() so that none sent meanwhile is lost.
+    runtime::SignalForwarder signals; // signals.cpp
+    CreateMode mode;
+    mode.exec_mask = signals.original_mask();
+    mode.relay_terminal = !options.detach && options.console_socket.empty();
+    mode.parent_waits_for_exec = !options.detach;
+    MR_ASSIGN(Created created, create_internal(options, mode));
+
+    runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
+    if (auto started = start_created(container, created.plan.spec); !started) {
+        (void)runtime::destroy(container, created.plan.spec, true);
+        return started.error();
+    }
+    if (options.detach) {
+        return 0;
+    }
+    // While the container runs, other commands (kill, exec, state) must get the lock.
+    container.dir = state::StateDir();
+
+    // The init either reports a late error (a startContainer hook, execve) or execs; its
+    // end of the socket is close-on-exec, so the exec shows here as end of stream.
+    MR_ASSIGN(SyncEvent event, created.sync.receive());
+    std::optional<Error> failed;
+    if (!event.eof) {
+        failed = event.message == SyncMessage::kError
+                     ? event.error
+                     : Error(EPROTO, "unexpected message from the container's init");
+    }
+    std::optional<runtime::terminal::Relay> relay;
+    if (created.console_master) {
+        relay.emplace(std::move(created.console_master));
+    }
+    MR_ASSIGN(int exit_code, signals.forward_until_exit(created.pid, relay ? &*relay : nullptr));
+    relay.reset();
+
+    if (!options.keep) {
+        auto reopened = runtime::open_container(options.root, options.id);
+        if (reopened) {
+            MR_ASSIGN(spec::Spec spec, runtime::saved_spec(reopened->dir));
+            MR_TRY(runtime::destroy(*reopened, spec, true));
+        }
+    }
+    if (failed) {
+        return *failed;
+    }
+    return exit_code;
 }
 
 } // namespace minirun

@@ -3,26 +3,63 @@
 // The order is the point of this file. Each step says why it sits where it does.
 #include "init.hpp"
 
+#include "hooks.hpp"
+#include "minirun/log.hpp"
 #include "mount.hpp"
 #include "net.hpp"
 #include "process.hpp"
 #include "syscalls.hpp"
+#include "terminal.hpp"
 #include "time.hpp"
 #include "user.hpp"
 #include "uts.hpp"
 
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <charconv>
 
 namespace minirun::runtime {
 namespace {
 
 using spec::NamespaceType;
 
+// Blocks until `start` writes to exec.fifo. The fifo was opened non-blocking (so that the
+// open itself did not wait for a writer); poll() sleeps until the byte arrives.
+Status wait_for_start(int fifo) {
+    pollfd entry{fifo, POLLIN, 0};
+    for (;;) {
+        int ready = ::poll(&entry, 1, -1);
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready < 0) {
+            return Error::from_errno("wait for start");
+        }
+        char byte = 0;
+        ssize_t got = ::read(fifo, &byte, 1);
+        if (got == 1) {
+            return {};
+        }
+        if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+            continue;
+        }
+        return Error(EPIPE, "wait for start: exec.fifo closed without a start");
+    }
+}
+
+std::string hook_state(const InitContext& context, state::Status status) {
+    return state::oci_state_json(context.record, status);
+}
+
 Status init_steps(const Plan& plan, InitContext& context) {
     Syscalls& sys = linux_syscalls();
     const spec::Process& process = *plan.spec.process;
+    if (context.state_dir_fd >= 0) {
+        ::close(context.state_dir_fd);
+    }
 
     // If mini-run dies during setup, a half-made container must not live on.
     MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, SIGKILL), "set parent death signal"));
@@ -37,9 +74,12 @@ Status init_steps(const Plan& plan, InitContext& context) {
     // ones created below belong to the right owners.
     MR_TRY(join_namespaces(*context.namespaces));
 
-    // In a new user namespace our ids mean nothing until the parent has written the maps.
+    // In a new user namespace our ids mean nothing until the parent has written the maps;
+    // the same message tells us our pid as the host sees it, for the hooks' state.
     if (plan.wait_for_parent) {
-        MR_TRY_WRAP(context.sync.expect(SyncMessage::kParentReady), "wait for the runtime");
+        MR_ASSIGN(SyncEvent ready, context.sync.expect(SyncMessage::kParentReady));
+        const std::string& text = ready.payload;
+        std::from_chars(text.data(), text.data() + text.size(), context.record.pid);
     }
     if (plan.creates(NamespaceType::user)) {
         MR_TRY(user::become_namespace_root(sys));
@@ -50,7 +90,8 @@ Status init_steps(const Plan& plan, InitContext& context) {
     }
 
     // A session of its own: the container's processes are not in the caller's process
-    // group, so a terminal's Ctrl-C reaches mini-run, which forwards it once.
+    // group, so a terminal's Ctrl-C reaches mini-run, which forwards it once; and a
+    // session leader can take the pty as its controlling terminal below.
     MR_TRY(check_syscall(::setsid() < 0 ? -1 : 0, "setsid"));
 
     if (plan.creates(NamespaceType::network)) {
@@ -63,22 +104,48 @@ Status init_steps(const Plan& plan, InitContext& context) {
     // remount the root read-only, since setup writes into it.
     {
         MR_ASSIGN(UniqueFd root, mount::prepare_rootfs(plan, sys));
+        // runtime-spec: prestart and createRuntime hooks run once the environment exists,
+        // before pivot_root, in the runtime's namespaces: the parent runs them.
+        if (plan.runtime_hooks) {
+            MR_TRY(context.sync.send(SyncMessage::kRunHooks));
+            MR_TRY(context.sync.expect(SyncMessage::kHooksDone));
+        }
+        // createContainer: in the container's namespaces, still before pivot_root.
+        MR_TRY(hooks::run_hooks("createContainer", plan.spec.hooks.create_container,
+                                hook_state(context, state::Status::creating)));
         MR_TRY_WRAP(mount::pivot_into(root.get(), sys), "pivot_root");
     }
     MR_TRY(mount::finalize_root(plan, sys));
+
+    // The pty comes from the container's own devpts, so only after pivot_root.
+    if (process.terminal) {
+        MR_ASSIGN(terminal::Pty pty, terminal::open_pty(process.console_size));
+        MR_TRY(terminal::bind_console(pty));
+        MR_TRY(terminal::attach_stdio(pty));
+        MR_TRY(context.sync.send(SyncMessage::kConsole, "", pty.master.get()));
+    }
 
     // Identity last among the privileged steps: after setresuid() to a non-root user
     // nothing above would be allowed any more.
     MR_TRY(user::apply_process_identity(process.user, sys));
     sys.umask(process.user.umask.value_or(022));
 
-    // As the final user: their permissions decide whether cwd and executable are usable.
+    // As the final user: their permissions decide whether cwd and executable are usable,
+    // and a missing executable is reported by `create`, not later.
     MR_TRY(process::enter_cwd(process));
     MR_ASSIGN(std::string executable, process::find_executable(process));
 
-    if (::prctl(PR_SET_PDEATHSIG, 0) < 0) {
-        return Error::from_errno("clear parent death signal");
+    // `create` exits after kCreated and the init must outlive it.
+    MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, 0), "clear parent death signal"));
+    MR_TRY(context.sync.send(SyncMessage::kCreated));
+    context.created_sent = true;
+    if (context.exec_fifo >= 0) {
+        MR_TRY(wait_for_start(context.exec_fifo));
     }
+    // startContainer: at `start`, in the container, before the user's process.
+    MR_TRY(hooks::run_hooks("startContainer", plan.spec.hooks.start_container,
+                            hook_state(context, state::Status::created)));
+
     ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
     return process::exec(executable, process, plan.preserve_fds);
 }
@@ -93,7 +160,12 @@ void run_init(const Plan& plan, InitContext& context) noexcept {
         // Not expected (allocation failure): still reported, never unwound across clone().
         status = Error(ENOMEM, exception.what());
     }
+    // After `create` has exited nobody reads the socket any more: the log (or the
+    // container's stderr) is then the only place the failure can go.
     context.sync.send_error(status.error());
+    if (context.created_sent && !context.parent_waits_for_exec) {
+        log::error(status.error().message());
+    }
     ::_exit(1);
 }
 

@@ -1,6 +1,7 @@
 // The container's init: the clone of mini-run that becomes the container's process.
 #pragma once
 
+#include "minirun/state.hpp"
 #include "namespaces.hpp"
 #include "plan.hpp"
 #include "sync.hpp"
@@ -14,6 +15,18 @@ struct InitContext {
     SyncSocket sync; // the init's end
     const std::vector<OpenNamespace>* namespaces = nullptr;
     sigset_t exec_signal_mask{}; // the mask the container's process starts with
+    // exec.fifo, opened read-only and non-blocking by the parent before clone() (the init
+    // cannot reach the host's state directory after pivot_root); -1: start at once.
+    int exec_fifo = -1;
+    // The locked state directory's fd, shared by clone(): closed at once in the init, or
+    // the lock would last as long as the init.
+    int state_dir_fd = -1;
+    // The container's state for the hooks the init runs; the init fills in its host pid.
+    state::Record record;
+    // `run` keeps reading the socket until the exec; after `create` has exited, a failure
+    // (a startContainer hook, the execve) can only go to the log.
+    bool parent_waits_for_exec = false;
+    bool created_sent = false;
 };
 
 // Runs in the child right after clone(). Never returns: it execs the container's process

@@ -63,6 +63,17 @@ constexpr PropagationWord kPropagationWords[] = {
 
 } // namespace
 
+std::vector<std::string> known_mount_options() {
+    std::vector<std::string> words = {"bind", "rbind", "rro"};
+    for (const auto& entry : kFlagWords) {
+        words.emplace_back(entry.word);
+    }
+    for (const auto& entry : kPropagationWords) {
+        words.emplace_back(entry.word);
+    }
+    return words;
+}
+
 unsigned long propagation_flags(const std::string& word) {
     for (const auto& entry : kPropagationWords) {
         if (entry.word == word) {

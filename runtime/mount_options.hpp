@@ -24,6 +24,9 @@ struct MountOptions {
 
 MountOptions parse_mount_options(const std::vector<std::string>& options);
 
+// Every option word mini-run understands, for `features`.
+std::vector<std::string> known_mount_options();
+
 // Maps a propagation word ("rslave") to its MS_* flags; 0 for an unknown word.
 unsigned long propagation_flags(const std::string& word);
 

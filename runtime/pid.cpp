@@ -9,8 +9,20 @@
 
 namespace minirun::runtime::pid {
 
-Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan) {
+Result<JoinedForChildren> JoinedForChildren::enter_fd(int namespace_fd) {
     JoinedForChildren joined;
+    joined.own_.reset(::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
+    if (!joined.own_) {
+        return Error::from_errno("open /proc/self/ns/pid");
+    }
+    if (::setns(namespace_fd, CLONE_NEWPID) < 0) {
+        joined.own_.reset();
+        return Error::from_errno("join pid namespace");
+    }
+    return joined;
+}
+
+Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan) {
     for (const NamespaceToJoin& join : plan.joins) {
         if (join.type != spec::NamespaceType::pid) {
             continue;
@@ -23,15 +35,13 @@ Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan) {
         if (::ioctl(target.get(), NS_GET_NSTYPE) != CLONE_NEWPID) {
             return Error(EINVAL, cat(where, ": ", quoted(join.path), " is not a pid namespace"));
         }
-        joined.own_.reset(::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
-        if (!joined.own_) {
-            return Error::from_errno("open /proc/self/ns/pid");
+        auto joined = enter_fd(target.get());
+        if (!joined) {
+            return joined.error().wrap(where);
         }
-        if (::setns(target.get(), CLONE_NEWPID) < 0) {
-            return Error::from_errno(cat("join pid namespace ", quoted(join.path)));
-        }
+        return joined;
     }
-    return joined;
+    return JoinedForChildren();
 }
 
 JoinedForChildren::~JoinedForChildren() {

@@ -21,6 +21,8 @@ namespace minirun::runtime::pid {
 class JoinedForChildren {
 public:
     static Result<JoinedForChildren> enter(const Plan& plan);
+    // The same for an open namespace fd (exec joins the container's).
+    static Result<JoinedForChildren> enter_fd(int namespace_fd);
     JoinedForChildren() = default;
     JoinedForChildren(JoinedForChildren&&) = default;
     JoinedForChildren& operator=(JoinedForChildren&&) = default;

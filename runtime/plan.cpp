@@ -162,6 +162,10 @@ Result<Plan> make_plan(spec::Spec spec, const PlanInput& input) {
         plan.uid_map = id_map_text(linux.uid_mappings);
         plan.gid_map = id_map_text(linux.gid_mappings);
     }
+    const spec::Hooks& hooks = plan.spec.hooks;
+    plan.runtime_hooks = !hooks.prestart.empty() || !hooks.create_runtime.empty();
+    plan.wait_for_parent =
+        plan.wait_for_parent || !hooks.create_container.empty() || !hooks.start_container.empty();
     for (const auto& [clock, offset] : linux.time_offsets) {
         plan.time_offsets += cat(clock, ' ', offset.secs, ' ', offset.nanosecs, '\n');
     }

@@ -56,7 +56,12 @@ struct Plan {
     bool setup_dev = false; // /dev is ours (a tmpfs from mounts[]): add the default devices
 
     int preserve_fds = 0;
-    bool wait_for_parent = false; // the parent has work between clone and setup (id maps)
+    // The parent has something for the init right after clone(): the id maps, and the
+    // init's host pid (hooks the init runs get it in their state JSON).
+    bool wait_for_parent = false;
+    // prestart/createRuntime hooks exist: the init stops before pivot_root for the parent
+    // to run them.
+    bool runtime_hooks = false;
 
     [[nodiscard]] bool creates(spec::NamespaceType type) const;
     [[nodiscard]] bool joins_namespace(spec::NamespaceType type) const;

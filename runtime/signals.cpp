@@ -1,8 +1,14 @@
 #include "signals.hpp"
 
+#include "terminal.hpp"
+
+#include <poll.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <vector>
 
 namespace minirun::runtime {
 namespace {
@@ -37,24 +43,55 @@ int exit_code_of(int wait_status) {
     return 1;
 }
 
-Result<int> SignalForwarder::forward_until_exit(pid_t pid) {
+Result<int> SignalForwarder::forward_until_exit(pid_t pid, terminal::Relay* relay) {
+    if (!signal_fd_) {
+        signal_fd_.reset(::signalfd(-1, &blocked_, SFD_CLOEXEC | SFD_NONBLOCK));
+        if (!signal_fd_) {
+            return Error::from_errno("signalfd");
+        }
+    }
+    std::vector<pollfd> fds;
     for (;;) {
         int status = 0;
         pid_t reaped = ::waitpid(pid, &status, WNOHANG);
         if (reaped == pid) {
+            if (relay != nullptr) {
+                relay->drain();
+            }
             return exit_code_of(status);
         }
         if (reaped < 0 && errno != EINTR) {
             return Error::from_errno("wait for the container");
         }
-        siginfo_t info{};
-        int signal = ::sigwaitinfo(&blocked_, &info);
-        if (signal < 0 || signal == SIGCHLD) {
-            continue;
+        fds.clear();
+        fds.push_back({signal_fd_.get(), POLLIN, 0});
+        if (relay != nullptr) {
+            relay->add_poll_fds(fds);
         }
-        // The init stays our unreaped child until waitpid above, so its pid cannot have
-        // been reused by another process.
-        ::kill(pid, signal);
+        if (::poll(fds.data(), fds.size(), -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return Error::from_errno("poll");
+        }
+        if (relay != nullptr) {
+            relay->service(fds);
+        }
+        signalfd_siginfo info{};
+        while (::read(signal_fd_.get(), &info, sizeof(info)) == sizeof(info)) {
+            auto signal = static_cast<int>(info.ssi_signo);
+            if (signal == SIGCHLD) {
+                continue;
+            }
+            // The pty tells the container's foreground processes itself.
+            if (signal == SIGWINCH && relay != nullptr) {
+                relay->copy_window_size();
+                continue;
+            }
+            // The init stays our unreaped child until waitpid above, so its pid cannot
+            // have been reused by another process.
+            ::kill(pid, signal);
+        }
     }
 }
 

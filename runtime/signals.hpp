@@ -8,11 +8,16 @@
 #pragma once
 
 #include "minirun/error.hpp"
+#include "minirun/fd.hpp"
 
 #include <csignal>
 #include <sys/types.h>
 
 namespace minirun::runtime {
+
+namespace terminal {
+class Relay;
+} // namespace terminal
 
 class SignalForwarder {
 public:
@@ -26,13 +31,15 @@ public:
     // The mask the container's process must start with (the caller's).
     [[nodiscard]] const sigset_t& original_mask() const { return original_; }
 
-    // Forwards signals to `pid` until it exits; returns its exit code, 128+N for a death
-    // by signal N, as shells report it.
-    Result<int> forward_until_exit(pid_t pid);
+    // Forwards signals to `pid`, our child, until it exits; returns its exit code, 128+N
+    // for a death by signal N, as shells report it. With a relay, also copies terminal
+    // I/O meanwhile, and window changes go to the pty instead of being forwarded.
+    Result<int> forward_until_exit(pid_t pid, terminal::Relay* relay = nullptr);
 
 private:
     sigset_t blocked_{};
     sigset_t original_{};
+    UniqueFd signal_fd_;
 };
 
 // The exit code a shell would report for a wait status.

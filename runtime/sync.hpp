@@ -1,45 +1,53 @@
 // The parent <-> init synchronisation protocol.
 //
-// One SOCK_SEQPACKET socketpair, both ends close-on-exec; every send is one frame:
-// a Header, then an optional text payload (an error message).
+// One SOCK_SEQPACKET socketpair, both ends close-on-exec; every send is one frame: a
+// Header, then an optional payload (text), and at most one fd (SCM_RIGHTS).
 //
 //   parent (mini-run)                         init (the clone, later the container)
 //   ─────────────────                         ─────────────────────────────────────
 //   clone() ───────────────────────────────►  starts; joins namespaces by path
 //   [new user ns] writes gid_map, uid_map
-//   kParentReady ──────────────────────────►  (waits for it only if plan.wait_for_parent)
-//                                             mounts, devices, pivot_root, hostname,
-//                                             identity, finds the executable
+//   kParentReady{host pid} ────────────────►  (waits for it if plan.wait_for_parent)
+//                                             mounts, devices (environment exists)
+//   ◄─────────────────────────── kRunHooks    (if prestart/createRuntime hooks exist)
+//   runs prestart, createRuntime
+//   kHooksDone ────────────────────────────►  createContainer hooks, pivot_root, ...
+//   ◄─────────────────────────── kConsole{fd} (process.terminal: the pty master)
+//   ◄─────────────────────────── kCreated     identity, cwd and executable checked
+//   writes state and pid file;                waits on exec.fifo until `start`, then
+//   `create` exits here                       startContainer hooks, execve()
+//   ◄─────────────────────────── EOF          (only `run` still listens): the exec
+//                                             closed the init's close-on-exec end
 //   ◄─────────────────────────── kError       on any failure, then _exit(1)
-//   ◄─────────────────────────── kCreated     (only when the init waits for `start`)
-//   kStart ────────────────────────────────►
-//   ◄─────────────────────────── EOF          execve() succeeded: its close-on-exec
-//                                             end of the socket closed with it
 //
-// EOF without a kError means the exec happened (or the init died: the parent learns
-// which from waitpid). No exceptions cross this boundary: the init turns every failure
-// into a kError frame.
+// EOF without a kError means the exec happened (or the init died: waitpid tells). No
+// exceptions cross this boundary: the init turns every failure into a kError frame.
 #pragma once
 
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace minirun::runtime {
 
 enum class SyncMessage : uint32_t {
     kParentReady = 1,
-    kCreated = 2,
-    kStart = 3,
-    kError = 4,
+    kRunHooks = 2,
+    kHooksDone = 3,
+    kConsole = 4,
+    kCreated = 5,
+    kError = 6,
 };
 
 // What arrived: a message, or the end of the stream (the peer exec'd or exited).
 struct SyncEvent {
     bool eof = false;
     SyncMessage message = SyncMessage::kError;
+    std::string payload;
+    UniqueFd fd; // the frame's fd, if it carried one (close-on-exec)
     Error error; // for kError: the init's errno and message
 };
 
@@ -51,12 +59,12 @@ public:
     // Creates the pair: first for the parent, second for the init.
     static Result<std::pair<SyncSocket, SyncSocket>> create_pair();
 
-    Status send(SyncMessage message);
+    Status send(SyncMessage message, std::string_view payload = {}, int fd = -1);
     // Best effort: used on the way out of a failing init.
     void send_error(const Error& error);
     Result<SyncEvent> receive();
     // Receives one frame and checks it is `expected` (a kError is returned as the error).
-    Status expect(SyncMessage expected);
+    Result<SyncEvent> expect(SyncMessage expected);
 
     [[nodiscard]] int fd() const { return fd_.get(); }
     void close() { fd_.reset(); }
@@ -64,5 +72,9 @@ public:
 private:
     UniqueFd fd_;
 };
+
+// One sendmsg(2) carrying exactly one fd and a non-empty payload: the shape engines expect
+// on a --console-socket (conmon checks the control length, go-runc wants exactly one fd).
+Status send_fd(int socket, int fd, std::string_view payload);
 
 } // namespace minirun::runtime

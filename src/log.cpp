@@ -94,7 +94,9 @@ void write(Level level, std::string_view message) {
     if (!enabled(level)) {
         return;
     }
-    if (s.file) {
+    // podman reads a failed call's log file as one JSON object: warnings would break that,
+    // so only errors (and debug output, when asked for) go to the file.
+    if (s.file && (level == Level::error || level == Level::debug)) {
         std::string line = s.options.format == Format::json
                                ? json_line(level, message, rfc3339_now())
                                : cat(rfc3339_now(), " ", level_name(level), " ", message);

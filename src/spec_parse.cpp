@@ -946,7 +946,7 @@ Result<Process> parse_process(std::string_view json_text, std::string_view sourc
     return process;
 }
 
-Result<Spec> load_spec(const std::string& bundle_dir) {
+Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out) {
     struct stat st {};
     if (::stat(bundle_dir.c_str(), &st) < 0) {
         return Error::from_errno(cat("bundle ", quoted(bundle_dir)));
@@ -960,7 +960,11 @@ Result<Spec> load_spec(const std::string& bundle_dir) {
     }
     path += "config.json";
     MR_ASSIGN(std::string text, read_config_file(path));
-    return parse_spec(text, path);
+    auto spec = parse_spec(text, path);
+    if (spec && text_out != nullptr) {
+        *text_out = std::move(text);
+    }
+    return spec;
 }
 
 } // namespace minirun::spec

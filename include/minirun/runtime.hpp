@@ -1,10 +1,19 @@
 // mini-run's library interface: what the CLI (or any other front end) calls.
+//
+// Every operation takes the state root (--root) and a container id, checks the id before
+// touching the file system, and returns errors as values whose messages use the words
+// engines match on ("does not exist", "already exists", "container not running").
 #pragma once
 
 #include "minirun/error.hpp"
+#include "minirun/spec.hpp"
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace minirun {
 
@@ -15,16 +24,76 @@ inline constexpr std::string_view kSpecVersion = "1.2.0";
 // starting with '.', at most 1024 characters. Checked before any file system access.
 Status validate_container_id(std::string_view id);
 
-struct RunOptions {
+struct CreateOptions {
+    std::string root; // state root (--root)
     std::string id;
-    std::string bundle = "."; // directory holding config.json
-    int preserve_fds = 0;     // fds 3 .. 3+N-1 are passed to the container
+    std::string bundle = ".";   // directory holding config.json
+    std::string pid_file;       // written atomically: decimal pid, no newline
+    std::string console_socket; // receives the pty master when process.terminal is set
+    int preserve_fds = 0;       // fds 3 .. 3+N-1 are passed to the container
 };
 
-// Creates the container described by <bundle>/config.json and runs its process in the
-// foreground, stdio passed through and signals forwarded. Returns the exit code to exit
-// with: the process's own, or 128+N if signal N killed it. An error means the container's
-// process never started, and nothing was left behind.
+// Sets the container up completely; its init then waits for `start` before running the
+// user's process. On error nothing is left behind: no state, process or mount.
+Status create_container(const CreateOptions& options);
+
+// Releases a created container's init, then runs poststart hooks.
+Status start_container(const std::string& root, const std::string& id);
+
+struct RunOptions : CreateOptions {
+    bool detach = false; // return once started
+    bool keep = false;   // do not delete the container after it exits
+};
+
+// create + start; in the foreground, waits with stdio passed through (or a terminal
+// relayed) and signals forwarded, deletes the container, and returns the exit code to
+// exit with: the process's own, or 128+N if signal N killed it.
 Result<int> run_container(const RunOptions& options);
+
+// The OCI state JSON of a container.
+Result<std::string> container_state(const std::string& root, const std::string& id);
+
+// Signal names: "KILL", "SIGKILL", "9" -> 9.
+Result<int> parse_signal(std::string_view text);
+
+Status kill_container(const std::string& root, const std::string& id, int signal, bool all);
+
+Status delete_container(const std::string& root, const std::string& id, bool force);
+
+struct ExecOptions {
+    std::string root;
+    std::string id;
+    spec::Process process; // complete: the CLI merges its flags onto the container's own
+    bool detach = false;
+    std::string pid_file;
+    std::string console_socket;
+    int preserve_fds = 0;
+};
+
+// Runs a new process in the namespaces of a running container. Foreground: returns its
+// exit code. Detached: returns 0 once it runs, leaving it to the caller.
+Result<int> exec_in_container(const ExecOptions& options);
+
+// The process of a container's config (for exec to start from), as saved at create.
+Result<spec::Process> container_process(const std::string& root, const std::string& id);
+
+struct ContainerSummary {
+    std::string id;
+    pid_t pid = 0;
+    std::string status;
+    std::string bundle;
+    std::string created;
+    std::string owner;
+};
+
+Result<std::vector<ContainerSummary>> list_containers(const std::string& root);
+// States as list --format json prints them: a JSON array of state objects.
+Result<std::string> list_containers_json(const std::string& root);
+
+// Host pids of the container's processes, the init first.
+Result<std::vector<pid_t>> container_pids(const std::string& root, const std::string& id);
+
+// The OCI features document (runtime-spec features.md).
+std::string features_json();
 
 } // namespace minirun

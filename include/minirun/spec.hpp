@@ -282,8 +282,10 @@ struct Spec {
 // malformed JSON ("config.json: parse error at line 3, column 5: ...").
 Result<Spec> parse_spec(std::string_view json_text, std::string_view source_name = "config.json");
 
-// Reads <bundle>/config.json and parses it. Errors name the file.
-Result<Spec> load_spec(const std::string& bundle_dir);
+// Reads <bundle>/config.json and parses it. Errors name the file. With `text_out`, the
+// file's exact bytes are handed back too (create keeps them, so that later edits of the
+// bundle's config have no effect on the container).
+Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out = nullptr);
 
 // Parses a standalone process object (as `exec --process` takes), with the same rules as
 // config.json's "process"; paths in messages start at "process".

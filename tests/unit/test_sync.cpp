@@ -1,6 +1,8 @@
 #include "sync.hpp"
 
 #include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace minirun;
 using namespace minirun::runtime;
@@ -27,10 +29,32 @@ TEST_CASE("sync socket: messages, errors and end of stream", "[sync]") {
     REQUIRE_FALSE(expected.ok());
     CHECK(expected.error().message() == "mount failed");
 
-    REQUIRE(init.send(SyncMessage::kStart).ok());
+    REQUIRE(init.send(SyncMessage::kRunHooks).ok());
     auto wrong = parent.expect(SyncMessage::kCreated);
     REQUIRE_FALSE(wrong.ok());
     CHECK(wrong.error().errno_value() == EPROTO);
+
+    // A payload, and an fd that arrives as a new descriptor of the same file.
+    REQUIRE(parent.send(SyncMessage::kParentReady, "1234").ok());
+    auto ready = init.expect(SyncMessage::kParentReady);
+    REQUIRE(ready.ok());
+    CHECK(ready->payload == "1234");
+    CHECK_FALSE(ready->fd.valid());
+
+    int pipe_fds[2];
+    REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+    UniqueFd read_end(pipe_fds[0]);
+    UniqueFd write_end(pipe_fds[1]);
+    REQUIRE(init.send(SyncMessage::kConsole, "", write_end.get()).ok());
+    auto console = parent.expect(SyncMessage::kConsole);
+    REQUIRE(console.ok());
+    REQUIRE(console->fd.valid());
+    CHECK(console->fd.get() != write_end.get());
+    CHECK((::fcntl(console->fd.get(), F_GETFD) & FD_CLOEXEC) != 0);
+    REQUIRE(::write(console->fd.get(), "x", 1) == 1);
+    char byte = 0;
+    REQUIRE(::read(read_end.get(), &byte, 1) == 1);
+    CHECK(byte == 'x');
 
     init.close();
     auto end = parent.receive();

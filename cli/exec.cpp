@@ -1,0 +1,188 @@
+// mini-run exec [--process F | options] ID [COMMAND...]: run a new process in a container.
+#include "commands.hpp"
+#include "fs.hpp"
+#include "minirun/runtime.hpp"
+
+#include <charconv>
+#include <set>
+
+namespace minirun::cli {
+namespace {
+
+struct ExecFlags {
+    ExecOptions options;
+    std::string process_file;
+    bool tty = false;
+    std::string cwd;
+    std::vector<std::string> env;
+    std::string user;
+    std::vector<uint32_t> additional_gids;
+    std::vector<std::string> caps;
+    bool no_new_privs = false;
+    std::vector<std::string> command;
+};
+
+Result<uint32_t> parse_id(std::string_view text) {
+    uint32_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+        return Error(EINVAL, cat("--user: ", quoted(text), " is not a numeric id"));
+    }
+    return value;
+}
+
+// "KEY=value" replaces an existing KEY or is appended.
+void set_env(std::vector<std::string>& env, const std::string& entry) {
+    std::string key = entry.substr(0, entry.find('=') + 1);
+    for (std::string& existing : env) {
+        if (existing.starts_with(key)) {
+            existing = entry;
+            return;
+        }
+    }
+    env.push_back(entry);
+}
+
+void add_capability(std::vector<std::string>& set, const std::string& name) {
+    if (std::find(set.begin(), set.end(), name) == set.end()) {
+        set.push_back(name);
+    }
+}
+
+// The process to run: a --process file as given, or the container's own process with the
+// command line's changes on top (as runc builds it).
+Result<spec::Process> build_process(const ExecFlags& flags, const std::string& root) {
+    if (!flags.process_file.empty()) {
+        MR_ASSIGN(std::string text, fs::read_file(flags.process_file));
+        MR_ASSIGN(spec::Process process, spec::parse_process(text, flags.process_file));
+        process.terminal = process.terminal || flags.tty;
+        return process;
+    }
+    if (flags.command.empty()) {
+        return Error(EINVAL, "exec: no command given (use --process F or give the command)");
+    }
+    MR_ASSIGN(spec::Process process, container_process(root, flags.options.id));
+    process.args = flags.command;
+    process.terminal = flags.tty;
+    process.console_size.reset();
+    if (!flags.cwd.empty()) {
+        process.cwd = flags.cwd;
+    }
+    for (const std::string& entry : flags.env) {
+        if (entry.find('=') == std::string::npos) {
+            return Error(EINVAL, cat("--env ", quoted(entry), ": expected KEY=value"));
+        }
+        set_env(process.env, entry);
+    }
+    if (!flags.user.empty()) {
+        size_t colon = flags.user.find(':');
+        MR_ASSIGN(process.user.uid, parse_id(flags.user.substr(0, colon)));
+        process.user.gid = 0;
+        if (colon != std::string::npos) {
+            MR_ASSIGN(process.user.gid, parse_id(flags.user.substr(colon + 1)));
+        }
+    }
+    if (!flags.additional_gids.empty()) {
+        process.user.additional_gids = flags.additional_gids;
+    }
+    if (!flags.caps.empty()) {
+        if (!process.capabilities) {
+            process.capabilities.emplace();
+        }
+        // Never into inheritable or ambient: those would pass the capability on to
+        // programs the process execs.
+        for (const std::string& cap : flags.caps) {
+            add_capability(process.capabilities->bounding, cap);
+            add_capability(process.capabilities->effective, cap);
+            add_capability(process.capabilities->permitted, cap);
+        }
+    }
+    process.no_new_privileges = process.no_new_privileges || flags.no_new_privs;
+    return process;
+}
+
+} // namespace
+
+void drop_exec_separator(std::vector<std::string>& args) {
+    // Options of mini-run and of exec that take a separate value.
+    static const std::set<std::string_view> kWithValue = {"--root",       "--log",
+                                                          "--log-format", "--rootless",
+                                                          "--process",    "-p",
+                                                          "--pid-file",   "--console-socket",
+                                                          "--cwd",        "--env",
+                                                          "-e",           "--user",
+                                                          "-u",           "--additional-gids",
+                                                          "-g",           "--cap",
+                                                          "-c",           "--preserve-fds"};
+    bool in_exec = false;
+    for (size_t i = 1; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (kWithValue.contains(arg)) {
+            ++i;
+            continue;
+        }
+        if (arg.starts_with("-")) {
+            continue;
+        }
+        if (!in_exec) {
+            if (arg != "exec") {
+                return; // another command
+            }
+            in_exec = true;
+            continue;
+        }
+        // `arg` is the id: a "--" right after it only separates the command.
+        if (i + 1 < args.size() && args[i + 1] == "--") {
+            args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        }
+        return;
+    }
+}
+
+CommandRunner add_exec_command(CLI::App& app, GlobalOptions& global) {
+    auto flags = std::make_shared<ExecFlags>();
+    CLI::App* command = app.add_subcommand("exec", "run a new process inside a container");
+    command->add_option("--process,-p", flags->process_file, "an OCI process JSON file");
+    command->add_flag("--detach,-d", flags->options.detach, "return once the process runs");
+    command->add_option("--pid-file", flags->options.pid_file, "write the process's pid here");
+    command->add_flag("--tty,-t", flags->tty, "give the process a terminal");
+    command->add_option("--console-socket", flags->options.console_socket,
+                        "unix socket to send the terminal's master fd to");
+    command->add_option("--cwd", flags->cwd, "working directory inside the container");
+    // Repeatable, one value each: vector options would otherwise swallow the id.
+    command->add_option("--env,-e", flags->env, "set an environment variable (KEY=value)")
+        ->allow_extra_args(false);
+    command->add_option("--user,-u", flags->user, "UID[:GID] to run as");
+    command->add_option("--additional-gids,-g", flags->additional_gids, "supplementary groups")
+        ->allow_extra_args(false);
+    command->add_option("--cap,-c", flags->caps, "add a capability (CAP_NET_ADMIN)")
+        ->allow_extra_args(false);
+    command->add_flag("--no-new-privs", flags->no_new_privs, "set no_new_privileges");
+    command
+        ->add_option("--preserve-fds", flags->options.preserve_fds,
+                     "pass this many fds after stdio to the process")
+        ->check(CLI::NonNegativeNumber);
+    add_id(*command, flags->options.id);
+    // Everything after the id is the command, with options of its own (sh -c ...): with no
+    // positional left to fill, parsing stops at the command and leaves it in remaining().
+    command->prefix_command();
+    command->footer("COMMAND [ARG...] follows the id.");
+    return [flags, command, &global]() {
+        flags->options.root = global.root;
+        for (const std::string& extra : command->remaining()) {
+            flags->command.push_back(extra);
+        }
+        auto process = build_process(*flags, global.root);
+        if (!process) {
+            return fail(process.error().message());
+        }
+        flags->options.process = std::move(*process);
+        auto exit_code = exec_in_container(flags->options);
+        if (!exit_code) {
+            return fail(exit_code.error().message());
+        }
+        return *exit_code;
+    };
+}
+
+} // namespace minirun::cli

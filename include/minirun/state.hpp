@@ -1,0 +1,115 @@
+// Container state on disk: one directory per container under the state root.
+//
+//   <root>/<id>/            made with one mkdir(2): a second create of the same id fails
+//     state.json            the Record, written to a temp file and renamed into place
+//     config.json           the exact config.json bytes read at create: later edits to the
+//                           bundle's config have no effect (runtime-spec)
+//     exec.fifo             exists from create until start: the init blocks reading it
+//
+// Status is never trusted from the file alone; it is derived from the live system: the
+// recorded init pid must exist and have the start time recorded at create (otherwise the
+// pid died, or was reused by an unrelated process: "stopped").
+#pragma once
+
+#include "minirun/error.hpp"
+#include "minirun/fd.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace minirun::state {
+
+enum class Status { creating, created, running, paused, stopped };
+std::string_view status_name(Status status);
+
+// What mini-run records about a container in state.json.
+struct Record {
+    std::string oci_version; // the config's ociVersion
+    std::string id;
+    pid_t pid = 0;               // host pid of the init; 0 while creating
+    uint64_t pid_start_time = 0; // field 22 of /proc/<pid>/stat at create
+    std::string bundle;          // absolute
+    std::string rootfs;          // absolute
+    std::string created;         // RFC 3339, UTC
+    std::string owner;           // user name of the creator ("root"), or the uid as text
+    std::map<std::string, std::string> annotations;
+    bool paused = false; // set by pause/resume (cgroup freezer)
+};
+
+// The OCI state JSON (runtime-spec state schema; status may also be "paused", as runc
+// and crun print it): ociVersion, id, pid (0 when stopped, as runc prints it; omitted
+// while creating with no init yet, i.e. record.pid == 0; hooks run during creating get the
+// init's pid), status, bundle, rootfs, created, owner, annotations (always an object).
+// Pretty-printed with 2 spaces, like runc; no trailing newline.
+std::string oci_state_json(const Record& record, Status status);
+
+// The start time (clock ticks since boot, field 22 of /proc/<pid>/stat) of a live,
+// non-zombie process; ESRCH when there is no such process or it is a zombie.
+Result<uint64_t> process_start_time(pid_t pid);
+
+// The user name of `uid` from the host's password database, or the number as text.
+std::string owner_name(uid_t uid);
+
+// A container's state directory, open. Every function returns errors whose messages
+// contain the words engines match on: `container "X" does not exist`, `container "X"
+// already exists`.
+class StateDir {
+public:
+    // Creates <root>/<id> (and `root`, mode 0711, when missing). EEXIST -> "already exists".
+    static Result<StateDir> create(const std::string& root, const std::string& id);
+    // Opens an existing one. ENOENT -> "does not exist".
+    static Result<StateDir> open(const std::string& root, const std::string& id);
+
+    StateDir() = default;
+    StateDir(StateDir&&) = default;
+    StateDir& operator=(StateDir&&) = default;
+    StateDir(const StateDir&) = delete;
+    StateDir& operator=(const StateDir&) = delete;
+    ~StateDir() = default;
+
+    [[nodiscard]] const std::string& id() const { return id_; }
+    [[nodiscard]] const std::string& path() const { return path_; }
+    [[nodiscard]] std::string fifo_path() const { return path_ + "/exec.fifo"; }
+    // The directory's fd. A cloned child shares it, and with it the lock: the container's
+    // init closes it first thing.
+    [[nodiscard]] int fd() const { return fd_.get(); }
+
+    // An exclusive flock(2) on the directory, held until this StateDir (its fd) is closed.
+    // Every command that changes a container takes it first.
+    minirun::Status lock();
+
+    minirun::Status save(const Record& record); // state.json via a temp file + rename
+    Result<Record> load() const;                // a missing or corrupt state.json is an error
+    minirun::Status save_config(std::string_view config_text);
+    Result<std::string> load_config() const;
+
+    // mkfifo exec.fifo (mode 0600).
+    minirun::Status make_fifo();
+    [[nodiscard]] bool fifo_exists() const;
+
+    // The status, from the record and the live system: creating (pid 0), stopped (the
+    // init is gone, a zombie, or its pid now belongs to another process), paused
+    // (record.paused and alive), created (exec.fifo still exists), running.
+    [[nodiscard]] Status status_of(const Record& record) const;
+
+    // Removes the directory and everything in it. Idempotent.
+    minirun::Status remove();
+
+private:
+    StateDir(std::string id, std::string path, UniqueFd fd)
+        : id_(std::move(id)), path_(std::move(path)), fd_(std::move(fd)) {}
+    std::string id_;
+    std::string path_;
+    UniqueFd fd_; // O_DIRECTORY, close-on-exec; holds the flock
+};
+
+// The ids of every container under `root`, sorted; an empty list if `root` is missing.
+Result<std::vector<std::string>> list_ids(const std::string& root);
+
+} // namespace minirun::state

@@ -1,0 +1,36 @@
+// Creating the processes mini-run runs in a container: clone() and ownership of the child.
+#pragma once
+
+#include "minirun/error.hpp"
+
+#include <sys/types.h>
+
+#include <utility>
+
+namespace minirun::runtime {
+
+// clone3() (clone() on older kernels) with `flags` (CLONE_NEW*), like fork(): 0 in the
+// child, its pid in the parent. Without CLONE_VM or a new stack the child runs on a copy
+// of our memory, so it can read everything the parent prepared.
+Result<pid_t> clone_with(unsigned long flags);
+
+// A child until it is handed over: on any early return it is SIGKILLed and reaped, so a
+// failure leaves no process behind (and its mounts die with its mount namespace).
+class ScopedChild {
+public:
+    ScopedChild() = default;
+    ScopedChild(const ScopedChild&) = delete;
+    ScopedChild& operator=(const ScopedChild&) = delete;
+    ScopedChild(ScopedChild&&) = delete;
+    ScopedChild& operator=(ScopedChild&&) = delete;
+    ~ScopedChild();
+
+    void reset(pid_t pid) { pid_ = pid; }
+    [[nodiscard]] pid_t get() const { return pid_; }
+    pid_t release() { return std::exchange(pid_, -1); }
+
+private:
+    pid_t pid_ = -1;
+};
+
+} // namespace minirun::runtime

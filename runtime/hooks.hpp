@@ -1,0 +1,36 @@
+// OCI hooks: programs the runtime runs at fixed points of a container's life.
+//
+// runtime-spec (config.md, "POSIX-platform Hooks"): each hook is {path, args, env,
+// timeout}; `path` is absolute and exec'd directly (no shell, no PATH search); args[0]
+// is argv[0] (args may be empty: argv is then just the path); env is exactly the given
+// list (empty if none); the container's state JSON is written to the hook's stdin.
+// Hooks of one kind run in order; the first failure stops the rest.
+//   prestart, createRuntime   runtime namespace, after the environment is made, before pivot_root
+//   createContainer           container namespace, before pivot_root (run by the init)
+//   startContainer            container namespace, at `start`, before the user process (init)
+//   poststart                 runtime namespace, after the user process started
+//   poststop                  runtime namespace, after delete; failures only warn
+#pragma once
+
+#include "minirun/error.hpp"
+#include "minirun/spec.hpp"
+
+#include <string_view>
+#include <vector>
+
+namespace minirun::runtime::hooks {
+
+// Runs one hook to completion. Errors: "exit status N", "killed by signal N",
+// "timed out after N s" (the hook is SIGKILLed and reaped), or the exec's errno
+// ("No such file or directory"). The hook inherits the caller's stdout and stderr; its
+// stdin gets `state_json` then EOF (a hook that does not read it is fine). The hook starts
+// with an empty signal mask and default signal dispositions, whatever the caller blocked.
+Status run_hook(const spec::Hook& hook, std::string_view state_json);
+
+// Runs `list` in order; the first failure is returned as
+// "hooks.<kind>[<i>] <path>: <problem>", e.g. `hooks.prestart[1] /bin/false: exit status 1`.
+// `kind` is the spec's JSON name ("prestart", "createRuntime", ...).
+Status run_hooks(std::string_view kind, const std::vector<spec::Hook>& list,
+                 std::string_view state_json);
+
+} // namespace minirun::runtime::hooks

@@ -1,0 +1,76 @@
+// Terminals: process.terminal, --console-socket, and the foreground relay.
+//
+// With process.terminal the container's process gets a pseudo-terminal made *inside* the
+// container, from its own devpts instance (/dev/ptmx -> pts/ptmx), so the slave is a
+// /dev/pts/N the container can see. The slave becomes the process's controlling terminal,
+// its stdio and /dev/console; the master leaves the container: over --console-socket to
+// whoever manages the container (conmon, containerd's shim), or, in the foreground with
+// no socket, to mini-run itself, which copies bytes between it and the user's terminal.
+#pragma once
+
+#include "minirun/error.hpp"
+#include "minirun/fd.hpp"
+#include "minirun/spec.hpp"
+
+#include <termios.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+struct pollfd;
+
+namespace minirun::runtime::terminal {
+
+struct Pty {
+    UniqueFd master;
+    UniqueFd slave;
+    std::string slave_path; // "/dev/pts/N", inside the container
+};
+
+// Opens a new pty through /dev/ptmx of the current mount namespace, with the window size
+// from process.consoleSize if any. The slave is opened from the master (TIOCGPTPEER), never
+// by a path lookup that a container could redirect.
+Result<Pty> open_pty(const std::optional<spec::ConsoleSize>& size);
+
+// The slave becomes the caller's controlling terminal (the caller leads its own session)
+// and its stdin, stdout and stderr.
+Status attach_stdio(const Pty& pty);
+
+// Binds the slave onto /dev/console (created as an empty file if missing), refusing a
+// /dev/console that is a symlink (CVE-2025-52565 class). Call after pivot_root.
+Status bind_console(const Pty& pty);
+
+// Connects to the unix socket at `path` and sends the master in one message. Does not wait
+// for the other side to accept: containerd only accepts after `create` has returned.
+Status send_to_console_socket(const std::string& path, int master);
+
+// Copies between the user's stdin/stdout and a pty master while a container runs in the
+// foreground. The user's terminal, if stdin is one, is put in raw mode (the container's
+// pty does the line editing) and restored when the relay ends.
+class Relay {
+public:
+    explicit Relay(UniqueFd master);
+    Relay(const Relay&) = delete;
+    Relay& operator=(const Relay&) = delete;
+    Relay(Relay&&) = delete;
+    Relay& operator=(Relay&&) = delete;
+    ~Relay();
+
+    // Appends the fds to wait on; `service` handles the ones that became ready.
+    void add_poll_fds(std::vector<pollfd>& fds) const;
+    void service(const std::vector<pollfd>& fds);
+    // SIGWINCH: the user's window changed; pass its size on.
+    void copy_window_size() const;
+    // After the container's process exited: whatever it wrote last, to stdout.
+    void drain();
+
+private:
+    void pump(int from, int to, bool& open);
+    UniqueFd master_;
+    bool stdin_open_ = true;
+    bool master_open_ = true;
+    std::optional<termios> saved_;
+};
+
+} // namespace minirun::runtime::terminal
