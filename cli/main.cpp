@@ -64,6 +64,7 @@ int main_impl(int argc, char** argv) {
     std::vector<std::string> args(argv, argv + argc);
     drop_exec_separator(args);
     std::vector<char*> arg_pointers;
+    arg_pointers.reserve(args.size());
     for (std::string& arg : args) {
         arg_pointers.push_back(arg.data());
     }

@@ -189,7 +189,8 @@ Status kill_all_and_wait(const state::Record& record) {
 
 Status destroy(Opened& container, const spec::Spec& spec, bool force) {
     if (container.status != state::Status::stopped) {
-        if (!force) {
+        // A created container never ran the user's process: like runc, delete just ends it.
+        if (!force && container.status != state::Status::created) {
             return Error(EBUSY,
                          cat("cannot delete container ", quoted(container.record.id),
                              " that is not stopped: ", state::status_name(container.status)));
