@@ -8,7 +8,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +23,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -121,6 +127,12 @@ int unique_counter() {
     return ++counter;
 }
 
+// The pids of Child objects not reaped yet: reap_orphans() leaves them to their Child.
+std::set<pid_t>& live_children() {
+    static std::set<pid_t> pids;
+    return pids;
+}
+
 } // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -204,6 +216,7 @@ Child::Child(const std::vector<std::string>& argv) {
         (void)ignored;
         _exit(127);
     }
+    live_children().insert(pid_);
     ::close(in[0]);
     ::close(out[1]);
     ::close(err[1]);
@@ -220,6 +233,7 @@ Child::~Child() {
         while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
         }
     }
+    live_children().erase(pid_);
     close_fd(stdin_fd_);
     close_fd(stdout_fd_);
     close_fd(stderr_fd_);
@@ -256,6 +270,7 @@ void Child::reap_nonblocking() {
     pid_t rc = waitpid(pid_, &status, WNOHANG);
     if (rc == pid_) {
         status_ = status;
+        live_children().erase(pid_);
     }
 }
 
@@ -364,6 +379,7 @@ RunResult Child::wait(Millis timeout) {
             while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
             }
             status_ = status;
+            live_children().erase(pid_);
             drain_deadline = Clock::now() + 1s;
         }
     }
@@ -735,6 +751,501 @@ std::string value_of(std::string_view output, std::string_view key) {
         }
     }
     return "<" + std::string(key) + " not printed>";
+}
+
+// ---------------------------------------------------------------------------------------
+// The lifecycle commands
+
+void become_subreaper() {
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+        fail_errno("prctl(PR_SET_CHILD_SUBREAPER)");
+    }
+}
+
+std::optional<char> process_state(pid_t pid) {
+    auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) {
+        return std::nullopt;
+    }
+    auto close = stat->rfind(')');
+    if (close == std::string::npos || close + 2 >= stat->size()) {
+        return std::nullopt;
+    }
+    return (*stat)[close + 2];
+}
+
+std::optional<pid_t> parent_pid(pid_t pid) {
+    return parent_of(pid);
+}
+
+std::string cmdline_of(pid_t pid) {
+    auto cmdline = read_file("/proc/" + std::to_string(pid) + "/cmdline").value_or("");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    while (!cmdline.empty() && cmdline.back() == ' ') {
+        cmdline.pop_back();
+    }
+    return cmdline;
+}
+
+bool process_alive(pid_t pid) {
+    auto state = process_state(pid);
+    return state.has_value() && *state != 'Z' && *state != 'X';
+}
+
+bool wait_for_exit(pid_t pid, Millis timeout) {
+    auto deadline = Clock::now() + timeout;
+    while (process_alive(pid)) {
+        if (Clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    return true;
+}
+
+std::optional<int> reap(pid_t pid, Millis timeout) {
+    if (pid <= 0 || parent_of(pid) != getpid()) {
+        return std::nullopt;
+    }
+    wait_for_exit(pid, timeout);
+    int status = 0;
+    pid_t rc = 0;
+    while ((rc = waitpid(pid, &status, WNOHANG | __WALL)) < 0 && errno == EINTR) {
+    }
+    if (rc == pid) {
+        return status;
+    }
+    return std::nullopt;
+}
+
+void reap_orphans() {
+    const pid_t self = getpid();
+    for (pid_t child : children_of(self)) {
+        if (live_children().count(child) != 0 || process_state(child) != 'Z') {
+            continue;
+        }
+        int status = 0;
+        while (waitpid(child, &status, WNOHANG | __WALL) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+std::string FileRunResult::out_now() const {
+    return read_file(out_path).value_or("");
+}
+
+std::string FileRunResult::err_now() const {
+    return read_file(err_path).value_or("");
+}
+
+FileRunResult run_to_files(const std::vector<std::string>& argv, const std::string& dir,
+                           const std::vector<FdMapping>& fds, Millis timeout) {
+    if (argv.empty()) {
+        throw std::invalid_argument("run_to_files: empty argv");
+    }
+    FileRunResult result;
+    const std::string stem = dir + "/cmd-" + std::to_string(unique_counter());
+    result.out_path = stem + ".out";
+    result.err_path = stem + ".err";
+    int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int out = ::open(result.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int err = ::open(result.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (in < 0 || out < 0 || err < 0) {
+        fail_errno("run_to_files: open");
+    }
+    std::vector<char*> c_argv;
+    c_argv.reserve(argv.size() + 1);
+    for (const auto& arg : argv) {
+        c_argv.push_back(const_cast<char*>(arg.c_str()));
+    }
+    c_argv.push_back(nullptr);
+    int highest = STDERR_FILENO;
+    for (const auto& mapping : fds) {
+        highest = std::max(highest, mapping.target);
+    }
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        fail_errno("fork");
+    }
+    if (pid == 0) {
+        ::signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        // Move every source out of the way first, so that a target never overwrites a
+        // source still to be used.
+        std::array<int, 64> moved{};
+        const size_t count = std::min(fds.size(), moved.size());
+        for (size_t i = 0; i < count; ++i) {
+            moved[i] = fcntl(fds[i].source, F_DUPFD_CLOEXEC, 1000);
+            if (moved[i] < 0) {
+                _exit(126);
+            }
+        }
+        if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
+            dup2(err, STDERR_FILENO) < 0) {
+            _exit(126);
+        }
+        for (size_t i = 0; i < count; ++i) {
+            if (dup2(moved[i], fds[i].target) < 0) { // dup2 clears FD_CLOEXEC
+                _exit(126);
+            }
+        }
+        // Nothing else: the command sees exactly 0-2 and the mappings.
+        if (::syscall(SYS_close_range, static_cast<unsigned>(highest) + 1U, ~0U, 0U) != 0) {
+            for (int fd = highest + 1; fd < 4096; ++fd) {
+                ::close(fd);
+            }
+        }
+        execv(c_argv[0], c_argv.data());
+        static const char message[] = "it: execv failed\n";
+        ssize_t ignored = ::write(STDERR_FILENO, message, sizeof(message) - 1);
+        (void)ignored;
+        _exit(127);
+    }
+    ::close(in);
+    ::close(out);
+    ::close(err);
+    auto deadline = Clock::now() + timeout;
+    int status = 0;
+    while (true) {
+        pid_t rc = waitpid(pid, &status, WNOHANG);
+        if (rc == pid) {
+            break;
+        }
+        if (rc < 0 && errno != EINTR) {
+            fail_errno("waitpid");
+        }
+        if (Clock::now() >= deadline) {
+            result.timed_out = true;
+            ::kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            break;
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+    if (WIFEXITED(status)) {
+        result.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        result.exit_code = 128 + WTERMSIG(status);
+    }
+    result.out = result.out_now();
+    result.err = result.err_now();
+    return result;
+}
+
+Runtime::Runtime() : owned_root_(std::in_place, "minirun-root"), io_("minirun-io") {
+    root_ = owned_root_->path();
+    become_subreaper();
+}
+
+Runtime::Runtime(std::string root) : io_("minirun-io"), root_(std::move(root)) {
+    become_subreaper();
+}
+
+Runtime::~Runtime() {
+    std::vector<std::string> ids = ids_;
+    for (const auto& entry : root_entries()) {
+        if (std::find(ids.begin(), ids.end(), entry) == ids.end()) {
+            ids.push_back(entry);
+        }
+    }
+    std::vector<pid_t> pids;
+    for (const auto& id : ids) {
+        if (id.empty()) {
+            continue;
+        }
+        try {
+            if (auto state = this->state(id); state && (*state)["pid"].is_number_integer()) {
+                pids.push_back((*state)["pid"].get<pid_t>());
+            }
+        } catch (...) { // NOLINT(bugprone-empty-catch): cleanup goes on regardless
+        }
+        if (auto from_file = pid_from_file(id)) {
+            pids.push_back(*from_file);
+        }
+        try {
+            (*this)({"delete", "--force", id});
+        } catch (...) { // NOLINT(bugprone-empty-catch)
+        }
+    }
+    for (pid_t pid : pids) {
+        if (pid > 0 && parent_of(pid) == getpid()) {
+            if (!wait_for_exit(pid, 2s)) {
+                ::kill(pid, SIGKILL); // our own child: a container process the runtime left
+            }
+            reap(pid, 2s);
+        }
+    }
+    reap_orphans();
+    if (!owned_root_) {
+        remove_tree(root_);
+    }
+}
+
+std::vector<std::string> Runtime::argv(const std::vector<std::string>& args) const {
+    std::vector<std::string> full{minirun_binary(), "--root", root_};
+    full.insert(full.end(), args.begin(), args.end());
+    return full;
+}
+
+RunResult Runtime::operator()(const std::vector<std::string>& args, std::string_view stdin_text,
+                              Millis timeout) const {
+    return it::run(argv(args), stdin_text, timeout);
+}
+
+FileRunResult Runtime::to_files(const std::vector<std::string>& args,
+                                const std::vector<FdMapping>& fds, Millis timeout) const {
+    return run_to_files(argv(args), io_.path(), fds, timeout);
+}
+
+void Runtime::track(const std::string& id) {
+    if (std::find(ids_.begin(), ids_.end(), id) == ids_.end()) {
+        ids_.push_back(id);
+    }
+}
+
+std::string Runtime::pid_file(const std::string& id) const {
+    return io_.path() + "/" + id + ".pid";
+}
+
+std::optional<pid_t> Runtime::pid_from_file(const std::string& id) const {
+    auto text = read_file(pid_file(id));
+    if (!text || text->empty() || text->size() > 10 ||
+        !std::all_of(text->begin(), text->end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+        return std::nullopt;
+    }
+    return static_cast<pid_t>(std::stol(*text));
+}
+
+FileRunResult Runtime::create(const TempBundle& bundle, const std::vector<std::string>& extra,
+                              const std::vector<FdMapping>& fds) {
+    bundle.write_config();
+    track(bundle.id());
+    std::vector<std::string> args{"create", "--bundle", bundle.dir(), "--pid-file",
+                                  pid_file(bundle.id())};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(bundle.id());
+    return to_files(args, fds);
+}
+
+FileRunResult Runtime::run_detached(const TempBundle& bundle,
+                                    const std::vector<std::string>& extra) {
+    bundle.write_config();
+    track(bundle.id());
+    std::vector<std::string> args{"run",        "--detach",   "--bundle",
+                                  bundle.dir(), "--pid-file", pid_file(bundle.id())};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(bundle.id());
+    return to_files(args);
+}
+
+std::optional<nlohmann::json> Runtime::state(const std::string& id) const {
+    auto result = (*this)({"state", id});
+    if (result.exit_code != 0) {
+        return std::nullopt;
+    }
+    auto parsed = nlohmann::json::parse(result.out, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+        return std::nullopt;
+    }
+    return parsed;
+}
+
+std::string Runtime::status(const std::string& id) const {
+    auto result = (*this)({"state", id});
+    if (result.exit_code != 0) {
+        return "<state failed: " + result.describe() + ">";
+    }
+    auto parsed = nlohmann::json::parse(result.out, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object() || !parsed["status"].is_string()) {
+        return "<state printed no status: " + result.describe() + ">";
+    }
+    return parsed["status"].get<std::string>();
+}
+
+bool Runtime::wait_for_status(const std::string& id, std::string_view wanted,
+                              Millis timeout) const {
+    auto deadline = Clock::now() + timeout;
+    while (status(id) != wanted) {
+        if (Clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(50ms);
+    }
+    return true;
+}
+
+std::vector<std::string> Runtime::root_entries() const {
+    std::vector<std::string> names;
+    DIR* dir = opendir(root_.c_str());
+    if (dir == nullptr) {
+        return names;
+    }
+    while (const dirent* entry = readdir(dir)) {
+        std::string name = entry->d_name;
+        if (name != "." && name != "..") {
+            names.push_back(name);
+        }
+    }
+    closedir(dir);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+void check_root_empty(const Runtime& runtime) {
+    for (const auto& entry : runtime.root_entries()) {
+        FAIL_CHECK("left behind under --root " << runtime.root() << ": " << entry);
+    }
+}
+
+ConsoleSocket::ConsoleSocket() : dir_("minirun-console") {
+    path_ = dir_.path() + "/console.sock";
+    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listen_fd_ < 0) {
+        fail_errno("socket");
+    }
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path_.size() >= sizeof(address.sun_path)) {
+        throw std::runtime_error("socket path too long: " + path_);
+    }
+    std::memcpy(address.sun_path, path_.c_str(), path_.size() + 1);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+        fail_errno("bind " + path_);
+    }
+    if (::listen(listen_fd_, 4) != 0) {
+        fail_errno("listen");
+    }
+}
+
+ConsoleSocket::~ConsoleSocket() {
+    if (listen_fd_ >= 0) {
+        ::close(listen_fd_);
+    }
+}
+
+ConsoleSocket::Received ConsoleSocket::receive(Millis timeout) {
+    Received received;
+    pollfd pfd{listen_fd_, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, static_cast<int>(timeout.count()));
+    if (ready <= 0) {
+        received.error = "nobody connected to " + path_;
+        return received;
+    }
+    int conn = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (conn < 0) {
+        received.error = std::string("accept: ") + std::strerror(errno);
+        return received;
+    }
+    pollfd cfd{conn, POLLIN, 0};
+    if (::poll(&cfd, 1, static_cast<int>(timeout.count())) <= 0) {
+        received.error = "no message on the console socket";
+        ::close(conn);
+        return received;
+    }
+    std::array<char, 4096> buffer{};
+    iovec iov{buffer.data(), buffer.size()};
+    // Room for several descriptors, to see when more than one is sent.
+    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 16)> control{};
+    msghdr message{};
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.data();
+    message.msg_controllen = control.size();
+    ssize_t n = ::recvmsg(conn, &message, MSG_CMSG_CLOEXEC);
+    if (n < 0) {
+        received.error = std::string("recvmsg: ") + std::strerror(errno);
+        ::close(conn);
+        return received;
+    }
+    received.payload.assign(buffer.data(), static_cast<size_t>(n));
+    for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+         header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
+            size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < count; ++i) {
+                int fd = -1;
+                std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(int));
+                received.fds.push_back(fd);
+            }
+        }
+    }
+    if ((message.msg_flags & MSG_CTRUNC) != 0) {
+        received.error = "control data truncated (too many descriptors)";
+    }
+    ::close(conn);
+    return received;
+}
+
+std::string read_pty(int master, std::string_view needle, Millis timeout) {
+    std::string text;
+    auto deadline = Clock::now() + timeout;
+    while (needle.empty() || !contains(text, needle)) {
+        int wait_ms = remaining_ms(deadline, 100);
+        if (wait_ms <= 0) {
+            break;
+        }
+        pollfd pfd{master, POLLIN, 0};
+        int ready = ::poll(&pfd, 1, wait_ms);
+        if (ready < 0 && errno != EINTR) {
+            break;
+        }
+        if (ready <= 0) {
+            continue;
+        }
+        std::array<char, 4096> buffer{};
+        ssize_t n = ::read(master, buffer.data(), buffer.size());
+        if (n > 0) {
+            text.append(buffer.data(), static_cast<size_t>(n));
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+            break; // EIO: no slave open any more
+        }
+    }
+    return text;
+}
+
+bool write_all(int fd, std::string_view text) {
+    while (!text.empty()) {
+        ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return false;
+        }
+        text.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+}
+
+std::vector<pid_t> processes_in_pid_namespace(const std::string& ns) {
+    std::vector<pid_t> found;
+    for (pid_t pid : all_pids()) {
+        if (ns_link(pid, "pid") == ns && process_alive(pid)) {
+            found.push_back(pid);
+        }
+    }
+    return found;
+}
+
+std::vector<pid_t> live_orphans() {
+    std::vector<pid_t> found;
+    for (pid_t child : children_of(getpid())) {
+        if (live_children().count(child) == 0 && process_alive(child)) {
+            found.push_back(child);
+        }
+    }
+    return found;
+}
+
+bool is_rfc3339(const std::string& text) {
+    static const std::regex pattern(
+        R"(^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$)");
+    return std::regex_match(text, pattern);
 }
 
 } // namespace it

@@ -223,4 +223,165 @@ void check_no_leftovers(const TempBundle& bundle);
 // The lines of a `name value` listing printed by a container script.
 std::string value_of(std::string_view output, std::string_view key);
 
+// ---------------------------------------------------------------------------------------
+// The lifecycle commands: create, start, state, kill, delete, exec, list, ps
+//
+// A container made with `create` or `run --detach` outlives the command that made it. The
+// test process makes itself a child subreaper, so such an init is reparented to the test
+// (not to the host's init) and the test can see it exit and reap it.
+
+// Makes this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER); idempotent.
+void become_subreaper();
+
+// The state letter from /proc/<pid>/stat ('R', 'S', 'Z', ...); nullopt when there is no
+// such process.
+std::optional<char> process_state(pid_t pid);
+// The parent pid from /proc/<pid>/stat.
+std::optional<pid_t> parent_pid(pid_t pid);
+// The command line of a process, NULs shown as spaces ("" when it is gone).
+std::string cmdline_of(pid_t pid);
+// True while `pid` exists and is not a zombie.
+bool process_alive(pid_t pid);
+// Waits until `pid` is gone or a zombie; false on timeout.
+bool wait_for_exit(pid_t pid, Millis timeout = 10s);
+// Reaps `pid` when it is a child of the test (after waiting up to `timeout` for it to
+// exit). Returns its wait status, or nullopt when it is not a child or did not exit.
+std::optional<int> reap(pid_t pid, Millis timeout = 5s);
+// Reaps every zombie child of the test that no Child object owns: container processes
+// that were reparented to the test.
+void reap_orphans();
+
+// A result whose stdout and stderr went to files (they stay readable: a container that
+// inherited them may go on writing there).
+struct FileRunResult : RunResult {
+    std::string out_path;
+    std::string err_path;
+    // Re-reads the files: what the command and its containers wrote so far.
+    [[nodiscard]] std::string out_now() const;
+    [[nodiscard]] std::string err_now() const;
+};
+
+// One extra descriptor for run_to_files: the child gets `source` (a descriptor of the
+// test) as descriptor `target`, without FD_CLOEXEC.
+struct FdMapping {
+    int target;
+    int source;
+};
+
+// Runs argv with stdin from /dev/null and stdout/stderr going to fresh files in `dir`,
+// so that a container that inherits them (create, run --detach, exec --detach) cannot
+// keep the test waiting for end-of-file. The child gets descriptors 0-2 and the `fds`
+// mappings, nothing else. Waits for the command itself (not for its containers).
+FileRunResult run_to_files(const std::vector<std::string>& argv, const std::string& dir,
+                           const std::vector<FdMapping>& fds = {},
+                           Millis timeout = default_timeout);
+
+// How long a lifecycle command may take: state, start, kill and delete return at once, and
+// a hung one should fail its test quickly rather than stall the suite.
+inline constexpr Millis command_timeout = 10s;
+
+// The lifecycle commands against a private state root: every call passes `--root <dir>`,
+// so the tests never touch /run/mini-run (nor another test's containers). The destructor
+// runs `delete --force` for every container it created or finds under the root, then reaps
+// the container processes that were reparented to the test.
+class Runtime {
+public:
+    // A fresh, empty root directory.
+    Runtime();
+    // An explicit root path (it need not exist yet); removed by the destructor.
+    explicit Runtime(std::string root);
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+    ~Runtime();
+
+    [[nodiscard]] const std::string& root() const { return root_; }
+    // Where run_to_files() puts the outputs, pid files, logs.
+    [[nodiscard]] const std::string& io_dir() const { return io_.path(); }
+
+    // {binary, "--root", root, args...}
+    [[nodiscard]] std::vector<std::string> argv(const std::vector<std::string>& args) const;
+    // Runs `mini-run --root R ARGS...` with stdout and stderr on pipes: for commands that
+    // leave no container process holding them (state, kill, delete, start, list, ps, and
+    // run or exec in the foreground).
+    RunResult operator()(const std::vector<std::string>& args, std::string_view stdin_text = {},
+                         Millis timeout = command_timeout) const;
+    // Same with stdout and stderr into files: for create, run --detach, exec --detach.
+    FileRunResult to_files(const std::vector<std::string>& args,
+                           const std::vector<FdMapping>& fds = {},
+                           Millis timeout = 2 * command_timeout) const;
+
+    // Remembers an id for the destructor's `delete --force`.
+    void track(const std::string& id);
+
+    // Writes the bundle's config.json, then `create --bundle DIR --pid-file PIDFILE
+    // EXTRA... ID`; PIDFILE is pid_file(id).
+    FileRunResult create(const TempBundle& bundle, const std::vector<std::string>& extra = {},
+                         const std::vector<FdMapping>& fds = {});
+    // Writes config.json, then `run --detach --bundle DIR --pid-file PIDFILE EXTRA... ID`.
+    FileRunResult run_detached(const TempBundle& bundle,
+                               const std::vector<std::string>& extra = {});
+    [[nodiscard]] std::string pid_file(const std::string& id) const;
+    // The pid in pid_file(id); nullopt when missing or not a plain decimal number.
+    [[nodiscard]] std::optional<pid_t> pid_from_file(const std::string& id) const;
+
+    // `state ID`, parsed; nullopt when the command fails or prints no JSON object.
+    [[nodiscard]] std::optional<nlohmann::json> state(const std::string& id) const;
+    // The status from `state ID`, or "<state failed: ...>".
+    [[nodiscard]] std::string status(const std::string& id) const;
+    // Polls `state ID` until the status is `wanted`; false on timeout.
+    bool wait_for_status(const std::string& id, std::string_view wanted,
+                         Millis timeout = 10s) const;
+
+    // The names in the root directory (none when it does not exist).
+    [[nodiscard]] std::vector<std::string> root_entries() const;
+
+private:
+    std::optional<TempDir> owned_root_;
+    TempDir io_;
+    std::string root_;
+    std::vector<std::string> ids_;
+};
+
+// Fails the current test (CHECK) when the root has entries left.
+void check_root_empty(const Runtime& runtime);
+
+// A unix socket listening for a console master: bound (SOCK_STREAM) in a fresh temp dir.
+// receive() accepts one connection and reads one message with SCM_RIGHTS.
+class ConsoleSocket {
+public:
+    ConsoleSocket();
+    ConsoleSocket(const ConsoleSocket&) = delete;
+    ConsoleSocket& operator=(const ConsoleSocket&) = delete;
+    ~ConsoleSocket();
+
+    [[nodiscard]] const std::string& path() const { return path_; }
+
+    struct Received {
+        std::vector<int> fds; // every descriptor that came with the message (owned)
+        std::string payload;  // the bytes of the message
+        std::string error;    // why nothing was received, if so
+    };
+    // Accepts one connection (waits up to `timeout`) and receives one message.
+    Received receive(Millis timeout = 10s);
+
+private:
+    TempDir dir_;
+    std::string path_;
+    int listen_fd_ = -1;
+};
+
+// Reads from a pty master until `needle` shows up, end-of-file or EIO (the slave side
+// is closed everywhere), or timeout. Returns everything read.
+std::string read_pty(int master, std::string_view needle = {}, Millis timeout = 10s);
+// Writes all of `text` to fd.
+bool write_all(int fd, std::string_view text);
+
+// The live (non-zombie) processes whose pid namespace link is `ns` ("pid:[4026532...]").
+std::vector<pid_t> processes_in_pid_namespace(const std::string& ns);
+// The live children of the test that no Child object owns: container processes that were
+// reparented to it (it is a subreaper).
+std::vector<pid_t> live_orphans();
+// True for an RFC 3339 date-time: 2024-01-31T12:34:56Z, with optional fraction and offset.
+bool is_rfc3339(const std::string& text);
+
 } // namespace it

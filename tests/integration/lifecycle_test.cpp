@@ -1,0 +1,892 @@
+// The container lifecycle through the separate commands: create, start, state, kill,
+// delete, run --detach / --keep, list, ps, the pid file, the log file, --root and the
+// descriptors a container inherits. Checked from the runtime's output, from inside the
+// container (what it writes into a host directory bind-mounted into it) and from outside
+// (the host's /proc).
+//
+// Every test uses a private state root (Runtime passes --root on every call) and deletes its
+// containers with `delete --force` in Runtime's destructor, even when it fails.
+#include "helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace it;
+
+namespace {
+
+// A loop that keeps the container running, and reacts to signals within 0.1 s.
+constexpr const char* loop = "while true; do sleep 0.1; done";
+
+bool file_exists(const std::string& path) {
+    struct stat st {};
+    return lstat(path.c_str(), &st) == 0;
+}
+
+bool wait_for_file(const std::string& path, Millis timeout = 10s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!file_exists(path)) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+    return true;
+}
+
+// Bind-mounts a host directory over the container's /tmp (read-write), so what the
+// container writes there shows on the host.
+void bind_host_dir(TempBundle& bundle, const std::string& host_dir,
+                   const std::string& destination = "/tmp") {
+    bundle.config["mounts"].push_back({{"destination", destination},
+                                       {"type", "bind"},
+                                       {"source", host_dir},
+                                       {"options", {"rbind", "rw"}}});
+}
+
+std::string lower(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return text;
+}
+
+// Error messages are checked for the contract's keywords, case-insensitively.
+bool mentions(const std::string& text, const std::string& keyword) {
+    return contains(lower(text), lower(keyword));
+}
+
+// The init's pid, from the state.
+pid_t state_pid(const Runtime& runtime, const std::string& id) {
+    auto state = runtime.state(id);
+    if (!state || !(*state)["pid"].is_number_integer()) {
+        return -1;
+    }
+    return (*state)["pid"].get<pid_t>();
+}
+
+// Creates and starts a container running `script` (set_shell); returns its init pid.
+pid_t create_and_start(Runtime& runtime, TempBundle& bundle) {
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    auto started = runtime({"start", bundle.id()});
+    INFO("start: " << started.describe());
+    REQUIRE(started.exit_code == 0);
+    return *pid;
+}
+
+} // namespace
+
+TEST_CASE("lifecycle: create, start, kill, state and delete", "[lifecycle]") {
+    TempBundle bundle("life");
+    TempDir shared("minirun-shared");
+    bind_host_dir(bundle, shared.path());
+    bundle.config["annotations"] = {{"org.example.it", "lifecycle"}};
+    bundle.set_shell("trap 'echo term > /tmp/got-term; exit 42' TERM; touch /tmp/ran; "
+                     "echo ran-stdout; " +
+                     std::string(loop));
+    Runtime runtime;
+
+    // create: the container is set up, its init waits; the user's process has not run.
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+
+    auto pid_text = read_file(runtime.pid_file(bundle.id()));
+    REQUIRE(pid_text.has_value());
+    INFO("pid file: '" << *pid_text << "'");
+    CHECK(std::regex_match(*pid_text, std::regex("[1-9][0-9]*"))); // no newline, no spaces
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    INFO("init pid " << *pid);
+
+    auto state = runtime.state(bundle.id());
+    REQUIRE(state.has_value());
+    INFO("state: " << state->dump());
+    CHECK((*state)["ociVersion"].is_string());
+    CHECK_FALSE((*state)["ociVersion"].get<std::string>().empty());
+    CHECK((*state)["id"] == bundle.id());
+    CHECK((*state)["status"] == "created");
+    CHECK((*state)["pid"] == *pid);
+    CHECK((*state)["bundle"] == bundle.dir());
+    CHECK((*state)["rootfs"] == example_rootfs());
+    REQUIRE((*state)["created"].is_string());
+    CHECK(is_rfc3339((*state)["created"].get<std::string>()));
+    CHECK((*state)["owner"].is_string());
+    CHECK((*state)["annotations"]["org.example.it"] == "lifecycle");
+
+    CHECK(process_alive(*pid));
+    // The init is pid 1 of the container's pid namespace.
+    auto nspids = ns_pids(*pid);
+    CHECK(nspids.size() == 2);
+    CHECK((!nspids.empty() && nspids.back() == 1));
+    CHECK(ns_link(*pid, "mnt") != ns_link(0, "mnt"));
+
+    // Give a runtime that runs the process too early the time to do it.
+    std::this_thread::sleep_for(300ms);
+    CHECK_FALSE(file_exists(shared.path() + "/ran"));
+    CHECK_FALSE(contains(created.out_now(), "ran-stdout"));
+    CHECK(runtime.status(bundle.id()) == "created");
+
+    // start: releases the init, which runs the user's process.
+    auto started = runtime({"start", bundle.id()}, {}, 10s);
+    INFO("start: " << started.describe());
+    REQUIRE(started.exit_code == 0);
+    CHECK(wait_for_file(shared.path() + "/ran"));
+    CHECK(runtime.status(bundle.id()) == "running");
+    CHECK(state_pid(runtime, bundle.id()) == *pid);
+    CHECK(process_alive(*pid));
+    CHECK(contains(cmdline_of(*pid), bundle.id())); // the user's sh -c ... <id>
+
+    // A second start fails, and changes nothing.
+    auto again = runtime({"start", bundle.id()});
+    INFO("second start: " << again.describe());
+    CHECK(again.exit_code != 0);
+    CHECK(runtime.status(bundle.id()) == "running");
+    CHECK(process_alive(*pid));
+
+    // kill without a signal sends TERM; the shell's trap makes it exit 42.
+    auto killed = runtime({"kill", bundle.id()});
+    INFO("kill: " << killed.describe());
+    CHECK(killed.exit_code == 0);
+    CHECK(wait_for_exit(*pid));
+    CHECK(read_file(shared.path() + "/got-term").value_or("") == "term\n");
+    auto status = reap(*pid); // the test is a subreaper: the init is its child now
+    REQUIRE(status.has_value());
+    CHECK(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 42);
+    CHECK(runtime.status(bundle.id()) == "stopped");
+
+    // kill on a stopped container: "container not running".
+    auto dead_kill = runtime({"kill", bundle.id(), "KILL"});
+    INFO("kill on stopped: " << dead_kill.describe());
+    CHECK(dead_kill.exit_code != 0);
+    CHECK(mentions(dead_kill.err, "container not running"));
+
+    // start on a stopped container fails too.
+    auto dead_start = runtime({"start", bundle.id()});
+    INFO("start on stopped: " << dead_start.describe());
+    CHECK(dead_start.exit_code != 0);
+
+    // delete of a stopped container needs no --force, and removes everything.
+    auto deleted = runtime({"delete", bundle.id()});
+    INFO("delete: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    check_root_empty(runtime);
+    auto gone = runtime({"state", bundle.id()});
+    INFO("state after delete: " << gone.describe());
+    CHECK(gone.exit_code != 0);
+    CHECK(mentions(gone.err, "does not exist"));
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("create: the init is left with no helper process, reparented to the subreaper",
+          "[lifecycle]") {
+    TempBundle bundle("nohelper");
+    bundle.set_shell(loop);
+    Runtime runtime; // makes the test a child subreaper
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    auto parent = parent_pid(*pid);
+    REQUIRE(parent.has_value());
+    INFO("init " << *pid << " has parent " << *parent << ": " << cmdline_of(*parent));
+    CHECK(*parent == getpid());
+    // No other process of the runtime stays behind for this container.
+    for (pid_t other : processes_with_marker(bundle.id())) {
+        INFO("process " << other << ": " << cmdline_of(other));
+        CHECK(other == *pid);
+    }
+    for (pid_t orphan : live_orphans()) {
+        INFO("live child of the test " << orphan << ": " << cmdline_of(orphan));
+        CHECK(orphan == *pid);
+    }
+
+    SECTION("and after start too") {
+        auto started = runtime({"start", bundle.id()});
+        INFO("start: " << started.describe());
+        REQUIRE(started.exit_code == 0);
+        REQUIRE(runtime.wait_for_status(bundle.id(), "running"));
+        CHECK(parent_pid(*pid) == getpid());
+        for (pid_t orphan : live_orphans()) {
+            INFO("live child of the test " << orphan << ": " << cmdline_of(orphan));
+            CHECK(orphan == *pid);
+        }
+    }
+    auto deleted = runtime({"delete", "--force", bundle.id()});
+    INFO("delete --force: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    CHECK(wait_for_exit(*pid));
+    CHECK(reap(*pid).has_value());
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("delete: a running container needs --force", "[lifecycle]") {
+    TempBundle bundle("delete-running");
+    bundle.set_shell(std::string("echo up; ") + loop);
+    Runtime runtime;
+    pid_t pid = create_and_start(runtime, bundle);
+    REQUIRE(runtime.wait_for_status(bundle.id(), "running"));
+
+    auto refused = runtime({"delete", bundle.id()});
+    INFO("delete without --force: " << refused.describe());
+    CHECK(refused.exit_code != 0);
+    CHECK(runtime.status(bundle.id()) == "running");
+    CHECK(state_pid(runtime, bundle.id()) == pid);
+    CHECK(process_alive(pid));
+    CHECK(runtime.root_entries().size() == 1);
+
+    auto forced = runtime({"delete", "--force", bundle.id()});
+    INFO("delete --force: " << forced.describe());
+    CHECK(forced.exit_code == 0);
+    CHECK(wait_for_exit(pid));
+    CHECK(reap(pid).has_value());
+    check_root_empty(runtime);
+    auto gone = runtime({"state", bundle.id()});
+    CHECK(gone.exit_code != 0);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("delete -f: the short flag kills a created container", "[lifecycle]") {
+    TempBundle bundle("delete-short");
+    bundle.set_shell(loop);
+    Runtime runtime;
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    auto forced = runtime({"delete", "-f", bundle.id()});
+    INFO("delete -f: " << forced.describe());
+    CHECK(forced.exit_code == 0);
+    CHECK(wait_for_exit(*pid));
+    reap(*pid);
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("delete: a container whose process exited", "[lifecycle]") {
+    TempBundle bundle("delete-stopped");
+    bundle.set_shell("exit 3");
+    Runtime runtime;
+    pid_t pid = create_and_start(runtime, bundle);
+    CHECK(wait_for_exit(pid));
+    auto status = reap(pid);
+    REQUIRE(status.has_value());
+    CHECK(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 3);
+    CHECK(runtime.wait_for_status(bundle.id(), "stopped"));
+    auto deleted = runtime({"delete", bundle.id()});
+    INFO("delete: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("unknown ids: does not exist, except for delete --force", "[lifecycle]") {
+    Runtime runtime;
+    const std::string id = "it-unknown-" + std::to_string(getpid());
+    SECTION("delete --force succeeds") {
+        auto result = runtime({"delete", "--force", id});
+        INFO(result.describe());
+        CHECK(result.exit_code == 0);
+    }
+    SECTION("delete fails") {
+        auto result = runtime({"delete", id});
+        INFO(result.describe());
+        CHECK(result.exit_code != 0);
+        CHECK(mentions(result.err, "does not exist"));
+    }
+    SECTION("state fails") {
+        auto result = runtime({"state", id});
+        INFO(result.describe());
+        CHECK(result.exit_code != 0);
+        CHECK(mentions(result.err, "does not exist"));
+        CHECK(result.out.empty());
+    }
+    SECTION("kill fails") {
+        auto result = runtime({"kill", id, "KILL"});
+        INFO(result.describe());
+        CHECK(result.exit_code != 0);
+        CHECK(mentions(result.err, "does not exist"));
+    }
+    SECTION("start fails") {
+        auto result = runtime({"start", id});
+        INFO(result.describe());
+        CHECK(result.exit_code != 0);
+        CHECK(mentions(result.err, "does not exist"));
+    }
+    check_root_empty(runtime);
+}
+
+TEST_CASE("create: a duplicate id fails with 'already exists', the first one unharmed",
+          "[lifecycle]") {
+    TempBundle first("dup");
+    first.set_shell(loop);
+    TempBundle second("dup-second");
+    second.set_shell(loop);
+    second.write_config();
+    Runtime runtime;
+    auto created = runtime.create(first);
+    INFO("first create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto pid = runtime.pid_from_file(first.id());
+    REQUIRE(pid.has_value());
+    auto pid_text = read_file(runtime.pid_file(first.id()));
+
+    const std::string other_pid_file = runtime.io_dir() + "/second.pid";
+    auto duplicate = runtime.to_files(
+        {"create", "--bundle", second.dir(), "--pid-file", other_pid_file, first.id()});
+    INFO("second create: " << duplicate.describe());
+    CHECK(duplicate.exit_code != 0);
+    CHECK(mentions(duplicate.err, "already exists"));
+    CHECK_FALSE(read_file(other_pid_file).has_value());
+
+    auto state = runtime.state(first.id());
+    REQUIRE(state.has_value());
+    CHECK((*state)["status"] == "created");
+    CHECK((*state)["pid"] == *pid);
+    CHECK((*state)["bundle"] == first.dir());
+    CHECK(process_alive(*pid));
+    CHECK(read_file(runtime.pid_file(first.id())) == pid_text);
+    for (pid_t orphan : live_orphans()) {
+        INFO("live child of the test " << orphan << ": " << cmdline_of(orphan));
+        CHECK(orphan == *pid);
+    }
+    // The first one still starts.
+    auto started = runtime({"start", first.id()});
+    INFO("start: " << started.describe());
+    CHECK(started.exit_code == 0);
+    CHECK(runtime.wait_for_status(first.id(), "running"));
+}
+
+TEST_CASE("ids: invalid ids are rejected and nothing is created", "[lifecycle][ids]") {
+    const std::string id =
+        GENERATE(std::string("../x"), std::string("a/b"), std::string(""), std::string(".hidden"),
+                 std::string("."), std::string(".."), std::string("a b"), std::string(1025, 'a'));
+    INFO("id '" << id << "'");
+    TempBundle bundle("badid");
+    bundle.set_shell("echo ran");
+    bundle.write_config();
+    TempDir parent("minirun-ids");
+    const std::string root = parent.path() + "/root";
+    Runtime runtime(root);
+    auto created = runtime.to_files({"create", "--bundle", bundle.dir(), id});
+    INFO("create: " << created.describe());
+    CHECK(created.exit_code != 0);
+    CHECK_FALSE(created.err.empty());
+    CHECK(runtime.root_entries().empty());
+    CHECK_FALSE(file_exists(parent.path() + "/x")); // root/../x
+    CHECK_FALSE(file_exists(parent.path() + "/a"));
+    CHECK(live_orphans().empty());
+
+    auto ran = runtime({"run", "--bundle", bundle.dir(), id}, {}, 10s);
+    INFO("run: " << ran.describe());
+    CHECK(ran.exit_code != 0);
+    CHECK_FALSE(ran.timed_out);
+    CHECK(runtime.root_entries().empty());
+    CHECK_FALSE(file_exists(parent.path() + "/x"));
+    for (const char* command : {"state", "start", "kill", "delete"}) {
+        auto result = runtime({command, id});
+        INFO(command << ": " << result.describe());
+        CHECK(result.exit_code != 0);
+    }
+    CHECK(runtime.root_entries().empty());
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("ids: every allowed character", "[lifecycle][ids]") {
+    TempBundle bundle("goodid");
+    bundle.set_shell("echo ok");
+    bundle.write_config();
+    Runtime runtime;
+    const std::string id = "A_z+0.9-" + bundle.id();
+    runtime.track(id);
+    auto result = runtime({"run", "--bundle", bundle.dir(), id});
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    CHECK(result.out == "ok\n");
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("kill: an init killed from outside makes the state stopped", "[lifecycle][kill]") {
+    TempBundle bundle("outside-kill");
+    bundle.set_shell(loop);
+    Runtime runtime;
+    pid_t pid = create_and_start(runtime, bundle);
+    REQUIRE(runtime.wait_for_status(bundle.id(), "running"));
+    REQUIRE(::kill(pid, SIGKILL) == 0);
+    REQUIRE(wait_for_exit(pid));
+
+    SECTION("while it is a zombie not reaped yet") {
+        REQUIRE(process_state(pid) == 'Z');
+        CHECK(runtime.status(bundle.id()) == "stopped");
+        reap(pid);
+    }
+    SECTION("after it was reaped") {
+        auto status = reap(pid);
+        REQUIRE(status.has_value());
+        CHECK(WIFSIGNALED(*status));
+        CHECK(runtime.status(bundle.id()) == "stopped");
+    }
+    auto killed = runtime({"kill", bundle.id()});
+    INFO("kill: " << killed.describe());
+    CHECK(killed.exit_code != 0);
+    CHECK(mentions(killed.err, "container not running"));
+    auto deleted = runtime({"delete", bundle.id()});
+    INFO("delete: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("kill: the signal as a number, a name or a SIG name", "[lifecycle][kill]") {
+    const std::string signal =
+        GENERATE(std::string("9"), std::string("KILL"), std::string("SIGKILL"));
+    INFO("signal " << signal);
+    TempBundle bundle("kill-forms");
+    bundle.set_shell(loop);
+    Runtime runtime;
+    pid_t pid = create_and_start(runtime, bundle);
+    REQUIRE(runtime.wait_for_status(bundle.id(), "running"));
+    auto killed = runtime({"kill", bundle.id(), signal});
+    INFO("kill: " << killed.describe());
+    CHECK(killed.exit_code == 0);
+    REQUIRE(wait_for_exit(pid));
+    auto status = reap(pid);
+    REQUIRE(status.has_value());
+    CHECK(WIFSIGNALED(*status));
+    CHECK(WTERMSIG(*status) == SIGKILL);
+    CHECK(runtime.status(bundle.id()) == "stopped");
+}
+
+TEST_CASE("kill: a named signal other than KILL reaches the init's trap", "[lifecycle][kill]") {
+    TempBundle bundle("kill-usr1");
+    bundle.set_shell(std::string("trap 'exit 46' USR1; ") + loop);
+    Runtime runtime;
+    pid_t pid = create_and_start(runtime, bundle);
+    REQUIRE(runtime.wait_for_status(bundle.id(), "running"));
+    std::this_thread::sleep_for(200ms); // the trap is set once the shell runs
+    auto killed = runtime({"kill", bundle.id(), "USR1"});
+    INFO("kill: " << killed.describe());
+    CHECK(killed.exit_code == 0);
+    REQUIRE(wait_for_exit(pid));
+    auto status = reap(pid);
+    REQUIRE(status.has_value());
+    CHECK(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 46);
+}
+
+TEST_CASE("kill --all: every process of the container gets the signal", "[lifecycle][kill]") {
+    TempBundle bundle("kill-all");
+    // pid 1 of a pid namespace ignores TERM when it has no handler; with this trap it
+    // reports it and goes on. The background sleepers die of TERM.
+    bundle.set_shell("trap 'echo init-got-term' TERM; sleep 1000 & sleep 1000 & echo ready; " +
+                     std::string(loop));
+    Runtime runtime;
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    REQUIRE(runtime({"start", bundle.id()}).exit_code == 0);
+    const std::string pidns = ns_link(*pid, "pid");
+
+    auto sleepers = [&] {
+        std::vector<pid_t> found;
+        for (pid_t p : processes_in_pid_namespace(pidns)) {
+            if (cmdline_of(p) == "sleep 1000") {
+                found.push_back(p);
+            }
+        }
+        return found;
+    };
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (sleepers().size() < 2 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(20ms);
+    }
+    REQUIRE(sleepers().size() == 2);
+
+    // Without --all only the init gets it.
+    auto one = runtime({"kill", bundle.id(), "TERM"});
+    INFO("kill: " << one.describe());
+    CHECK(one.exit_code == 0);
+    std::this_thread::sleep_for(300ms);
+    CHECK(sleepers().size() == 2);
+    CHECK(process_alive(*pid));
+
+    SECTION("--all") {
+        auto all = runtime({"kill", "--all", bundle.id(), "TERM"});
+        INFO("kill --all: " << all.describe());
+        CHECK(all.exit_code == 0);
+    }
+    SECTION("-a") {
+        auto all = runtime({"kill", "-a", bundle.id(), "TERM"});
+        INFO("kill -a: " << all.describe());
+        CHECK(all.exit_code == 0);
+    }
+    deadline = std::chrono::steady_clock::now() + 10s;
+    while (!sleepers().empty() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(20ms);
+    }
+    CHECK(sleepers().empty());
+    CHECK(process_alive(*pid)); // the init trapped it
+    CHECK(runtime.status(bundle.id()) == "running");
+    auto deadline_out = std::chrono::steady_clock::now() + 5s;
+    while (!contains(created.out_now(), "init-got-term") &&
+           std::chrono::steady_clock::now() < deadline_out) {
+        std::this_thread::sleep_for(20ms);
+    }
+    CHECK(contains(created.out_now(), "init-got-term"));
+}
+
+TEST_CASE("run --detach: the container runs on after run exits", "[lifecycle][run]") {
+    TempBundle bundle("run-detach");
+    bundle.set_shell(std::string("echo detached-up; ") + loop);
+    Runtime runtime;
+    auto ran = runtime.run_detached(bundle);
+    INFO("run -d: " << ran.describe());
+    REQUIRE(ran.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    CHECK(runtime.status(bundle.id()) == "running");
+    CHECK(state_pid(runtime, bundle.id()) == *pid);
+    CHECK(process_alive(*pid));
+    CHECK(parent_pid(*pid) == getpid());
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!contains(ran.out_now(), "detached-up") && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(20ms);
+    }
+    CHECK(contains(ran.out_now(), "detached-up"));
+
+    SECTION("-d is the short form") {
+        TempBundle other("run-d");
+        other.set_shell(loop);
+        other.write_config();
+        runtime.track(other.id());
+        auto short_form = runtime.to_files({"run", "-d", "--bundle", other.dir(), other.id()});
+        INFO("run -d: " << short_form.describe());
+        CHECK(short_form.exit_code == 0);
+        CHECK(runtime.status(other.id()) == "running");
+        auto deleted = runtime({"delete", "--force", other.id()});
+        CHECK(deleted.exit_code == 0);
+    }
+    auto deleted = runtime({"delete", "--force", bundle.id()});
+    INFO("delete --force: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    CHECK(wait_for_exit(*pid));
+    reap(*pid);
+    reap_orphans();
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("run in the foreground: the container's exit code, then nothing is left",
+          "[lifecycle][run]") {
+    TempBundle bundle("run-fg");
+    bundle.set_shell("echo fg-out; exit 7");
+    bundle.write_config();
+    Runtime runtime;
+    runtime.track(bundle.id());
+    auto ran = runtime({"run", "--bundle", bundle.dir(), bundle.id()});
+    INFO("run: " << ran.describe());
+    CHECK(ran.exit_code == 7);
+    CHECK(ran.out == "fg-out\n");
+    check_root_empty(runtime);
+    auto state = runtime({"state", bundle.id()});
+    CHECK(state.exit_code != 0);
+    CHECK(live_orphans().empty());
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("run --keep: the stopped container stays until delete", "[lifecycle][run]") {
+    TempBundle bundle("run-keep");
+    bundle.set_shell("exit 4");
+    bundle.write_config();
+    Runtime runtime;
+    runtime.track(bundle.id());
+    auto ran = runtime({"run", "--keep", "--bundle", bundle.dir(), bundle.id()});
+    INFO("run --keep: " << ran.describe());
+    CHECK(ran.exit_code == 4);
+    CHECK(runtime.status(bundle.id()) == "stopped");
+    CHECK(runtime.root_entries().size() == 1);
+    auto deleted = runtime({"delete", bundle.id()});
+    INFO("delete: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("list and ps show the containers", "[lifecycle][list]") {
+    TempBundle created_bundle("list-created");
+    created_bundle.set_shell(loop);
+    TempBundle running_bundle("list-running");
+    running_bundle.set_shell(loop);
+    Runtime runtime;
+    auto created = runtime.create(created_bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto ran = runtime.run_detached(running_bundle);
+    INFO("run -d: " << ran.describe());
+    REQUIRE(ran.exit_code == 0);
+    auto created_pid = runtime.pid_from_file(created_bundle.id());
+    auto running_pid = runtime.pid_from_file(running_bundle.id());
+    REQUIRE(created_pid.has_value());
+    REQUIRE(running_pid.has_value());
+
+    SECTION("the table") {
+        auto table = runtime({"list"});
+        INFO(table.describe());
+        CHECK(table.exit_code == 0);
+        auto lines = split_lines(table.out);
+        REQUIRE(lines.size() == 3); // the header and two containers
+        CHECK(contains(lines[0], "ID"));
+        CHECK(contains(lines[0], "STATUS"));
+        bool saw_created = false;
+        bool saw_running = false;
+        for (const auto& line : lines) {
+            auto words = split_words(line);
+            if (!words.empty() && words[0] == created_bundle.id()) {
+                saw_created = contains(line, "created") &&
+                              contains(line, " " + std::to_string(*created_pid) + " ");
+            }
+            if (!words.empty() && words[0] == running_bundle.id()) {
+                saw_running = contains(line, "running") &&
+                              contains(line, " " + std::to_string(*running_pid) + " ");
+            }
+        }
+        CHECK(saw_created);
+        CHECK(saw_running);
+        auto table_flag = runtime({"list", "--format", "table"});
+        CHECK(table_flag.exit_code == 0);
+        CHECK(table_flag.out == table.out);
+    }
+    SECTION("json") {
+        auto listed = runtime({"list", "--format", "json"});
+        INFO(listed.describe());
+        CHECK(listed.exit_code == 0);
+        auto json = nlohmann::json::parse(listed.out, nullptr, false);
+        REQUIRE(json.is_array());
+        CHECK(json.size() == 2);
+        int matched = 0;
+        for (const auto& entry : json) {
+            INFO(entry.dump());
+            if (entry["id"] == created_bundle.id()) {
+                CHECK(entry["status"] == "created");
+                CHECK(entry["pid"] == *created_pid);
+                CHECK(entry["bundle"] == created_bundle.dir());
+                ++matched;
+            } else if (entry["id"] == running_bundle.id()) {
+                CHECK(entry["status"] == "running");
+                CHECK(entry["pid"] == *running_pid);
+                CHECK(entry["bundle"] == running_bundle.dir());
+                ++matched;
+            }
+        }
+        CHECK(matched == 2);
+        auto short_flag = runtime({"list", "-f", "json"});
+        CHECK(short_flag.exit_code == 0);
+        CHECK(nlohmann::json::parse(short_flag.out, nullptr, false).size() == 2);
+    }
+    SECTION("-q: the ids only") {
+        for (const char* flag : {"-q", "--quiet"}) {
+            auto quiet = runtime({"list", flag});
+            INFO(flag << ": " << quiet.describe());
+            CHECK(quiet.exit_code == 0);
+            auto lines = split_lines(quiet.out);
+            std::sort(lines.begin(), lines.end());
+            std::vector<std::string> ids{created_bundle.id(), running_bundle.id()};
+            std::sort(ids.begin(), ids.end());
+            CHECK(lines == ids);
+        }
+    }
+    SECTION("ps --format json: an array of host pids with the init") {
+        for (const char* flag : {"--format", "-f"}) {
+            auto ps = runtime({"ps", flag, "json", running_bundle.id()});
+            INFO(ps.describe());
+            CHECK(ps.exit_code == 0);
+            auto json = nlohmann::json::parse(ps.out, nullptr, false);
+            REQUIRE(json.is_array());
+            bool has_init = false;
+            for (const auto& entry : json) {
+                CHECK(entry.is_number_integer());
+                has_init = has_init || entry == *running_pid;
+            }
+            CHECK(has_init);
+        }
+    }
+    SECTION("ps of an unknown container fails") {
+        auto ps = runtime({"ps", "--format", "json", "it-no-such-container"});
+        INFO(ps.describe());
+        CHECK(ps.exit_code != 0);
+    }
+}
+
+TEST_CASE("pid file: written atomically, nothing else next to it", "[lifecycle]") {
+    TempBundle bundle("pidfile");
+    bundle.set_shell(loop);
+    Runtime runtime;
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto text = read_file(runtime.pid_file(bundle.id()));
+    REQUIRE(text.has_value());
+    CHECK(std::regex_match(*text, std::regex("[1-9][0-9]*")));
+    // Only the pid file and the outputs of create: no temporary file left in the directory.
+    auto listing = it::run({"/bin/ls", "-A", runtime.io_dir()});
+    for (const auto& name : split_lines(listing.out)) {
+        INFO("in the pid file's directory: " << name);
+        CHECK((name == bundle.id() + ".pid" || name.rfind("cmd-", 0) == 0));
+    }
+}
+
+TEST_CASE("log: a failing create writes exactly one JSON error line", "[lifecycle][log]") {
+    TempBundle bundle("log");
+    bundle.set_args({"it-no-such-binary", "arg"});
+    bundle.write_config();
+    Runtime runtime;
+    runtime.track(bundle.id());
+    const std::string log = runtime.io_dir() + "/log.json";
+    const std::string form = GENERATE(std::string("separate"), std::string("equals"));
+    std::vector<std::string> args =
+        form == "separate" ? std::vector<std::string>{"--log", log, "--log-format", "json"}
+                           : std::vector<std::string>{"--log=" + log, "--log-format=json"};
+    INFO("flags " << form);
+    args.insert(args.end(), {"create", "--bundle", bundle.dir(), bundle.id()});
+    auto created = runtime.to_files(args);
+    INFO("create: " << created.describe());
+    CHECK(created.exit_code != 0);
+    CHECK(contains(created.err, "it-no-such-binary"));
+    CHECK(contains(created.err, "executable file not found in $PATH"));
+
+    auto text = read_file(log);
+    REQUIRE(text.has_value());
+    INFO("log file:\n" << *text);
+    std::vector<std::string> lines;
+    for (const auto& line : split_lines(*text)) {
+        if (!line.empty()) {
+            lines.push_back(line);
+        }
+    }
+    REQUIRE(lines.size() == 1);
+    CHECK(text->back() == '\n');
+    auto entry = nlohmann::json::parse(lines[0], nullptr, false);
+    REQUIRE(entry.is_object());
+    CHECK(entry["level"] == "error");
+    REQUIRE(entry["msg"].is_string());
+    CHECK(contains(entry["msg"].get<std::string>(), "it-no-such-binary"));
+    CHECK(contains(entry["msg"].get<std::string>(), "executable file not found in $PATH"));
+    REQUIRE(entry["time"].is_string());
+    CHECK(is_rfc3339(entry["time"].get<std::string>()));
+
+    // The failed create left nothing.
+    check_root_empty(runtime);
+    CHECK(live_orphans().empty());
+    auto state = runtime({"state", bundle.id()});
+    CHECK(state.exit_code != 0);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("--root: a missing directory is created; --root=DIR works too", "[lifecycle]") {
+    TempBundle bundle("root");
+    bundle.set_shell(loop);
+    TempDir parent("minirun-roots");
+    const std::string root = parent.path() + "/not/there/yet";
+    Runtime runtime(root);
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    struct stat st {};
+    REQUIRE(stat(root.c_str(), &st) == 0);
+    CHECK(S_ISDIR(st.st_mode));
+    CHECK(runtime.root_entries().size() == 1);
+
+    auto state = it::run({minirun_binary(), "--root=" + root, "state", bundle.id()});
+    INFO("state with --root=: " << state.describe());
+    CHECK(state.exit_code == 0);
+    auto json = nlohmann::json::parse(state.out, nullptr, false);
+    CHECK((json.is_object() && json["status"] == "created"));
+
+    // The default root does not see it.
+    auto elsewhere = it::run({minirun_binary(), "--root", parent.path(), "state", bundle.id()});
+    CHECK(elsewhere.exit_code != 0);
+
+    auto deleted = it::run({minirun_binary(), "--root=" + root, "delete", "--force", bundle.id()});
+    INFO("delete with --root=: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    check_root_empty(runtime);
+}
+
+TEST_CASE("fds: --preserve-fds passes fd 3 on, every other inherited fd is closed",
+          "[lifecycle][fds]") {
+    TempBundle bundle("fds");
+    // The shell's own descriptors, listed by a child shell: busybox may run ls inside the
+    // shell itself, whose directory descriptor would then show in the list. (Not the last
+    // command, or the shell would exec it instead of forking.)
+    bundle.set_shell("echo hi >&3 && echo wrote-3; sh -c 'ls /proc/$PPID/fd'; echo done");
+    bundle.write_config();
+    Runtime runtime;
+    runtime.track(bundle.id());
+    TempDir files("minirun-fds");
+    const std::string passed = files.path() + "/passed";
+    const std::string leaked = files.path() + "/leaked";
+    int passed_fd = ::open(passed.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int leaked_fd = ::open(leaked.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(passed_fd >= 0);
+    REQUIRE(leaked_fd >= 0);
+
+    std::set<std::string> fds_inside;
+    FileRunResult ran;
+    SECTION("--preserve-fds 1") {
+        ran =
+            runtime.to_files({"run", "--preserve-fds", "1", "--bundle", bundle.dir(), bundle.id()},
+                             {{3, passed_fd}, {4, leaked_fd}});
+        INFO("run: " << ran.describe());
+        CHECK(ran.exit_code == 0);
+        CHECK(read_file(passed) == "hi\n");
+        CHECK(contains(ran.out, "wrote-3"));
+        for (const auto& line : split_lines(ran.out)) {
+            if (!line.empty() && line != "wrote-3" && line != "done") {
+                fds_inside.insert(line);
+            }
+        }
+        CHECK(fds_inside == std::set<std::string>{"0", "1", "2", "3"});
+    }
+    SECTION("without --preserve-fds") {
+        ran = runtime.to_files({"run", "--bundle", bundle.dir(), bundle.id()},
+                               {{3, passed_fd}, {4, leaked_fd}});
+        INFO("run: " << ran.describe());
+        CHECK(ran.exit_code == 0);
+        CHECK(read_file(passed) == "");
+        CHECK_FALSE(contains(ran.out, "wrote-3"));
+        for (const auto& line : split_lines(ran.out)) {
+            if (!line.empty() && line != "done") {
+                fds_inside.insert(line);
+            }
+        }
+        CHECK(fds_inside == std::set<std::string>{"0", "1", "2"});
+    }
+    ::close(passed_fd);
+    ::close(leaked_fd);
+    CHECK(read_file(leaked) == "");
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
