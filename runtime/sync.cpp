@@ -61,7 +61,9 @@ Status SyncSocket::send(SyncMessage message, std::string_view payload, int fd) {
     Header header{static_cast<uint32_t>(message), 0};
     std::memcpy(frame.data(), &header, sizeof(header));
     size_t length = std::min(payload.size(), frame.size() - sizeof(header));
-    std::memcpy(frame.data() + sizeof(header), payload.data(), length);
+    if (length > 0) { // an empty string_view may have a null data()
+        std::memcpy(frame.data() + sizeof(header), payload.data(), length);
+    }
     if (send_frame(fd_.get(), frame.data(), sizeof(header) + length, fd) < 0) {
         return Error::from_errno("sync socket: send");
     }
