@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
+#include "sealed_exe.hpp"
 
 #include <cstdlib>
 #include <iostream>
@@ -105,9 +106,18 @@ int main_impl(int argc, char** argv) {
                      "cgroupfs");
     }
     for (auto& [subcommand, runner] : commands) {
-        if (subcommand->parsed()) {
-            return runner();
+        if (!subcommand->parsed()) {
+            continue;
         }
+        // Commands that put processes into containers run from a sealed copy of
+        // mini-run (runtime/sealed_exe.hpp). The re-exec starts main() over.
+        const std::string& name = subcommand->get_name();
+        if (name == "create" || name == "run" || name == "exec") {
+            if (auto sealed = runtime::ensure_sealed_binary(argv); !sealed) {
+                return fail(sealed.error().message());
+            }
+        }
+        return runner();
     }
     return fail("no command given (see mini-run --help)");
 }

@@ -11,11 +11,13 @@ namespace {
 struct SpecOptions {
     std::string bundle = ".";
     bool rootless = false;
+    bool seccomp = false;
 };
 
 int write_spec(const SpecOptions& options) {
     std::string path = options.bundle + "/config.json";
-    std::string text = spec::default_spec_json(options.rootless, ::geteuid(), ::getegid());
+    std::string text =
+        spec::default_spec_json(options.rootless, ::geteuid(), ::getegid(), options.seccomp);
     // O_EXCL: like runc, never overwrite someone's config.
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -40,6 +42,8 @@ CommandRunner add_spec_command(CLI::App& app, GlobalOptions& /*global*/) {
     command->add_option("--bundle,-b", options->bundle, "directory to write config.json into");
     command->add_flag("--rootless", options->rootless,
                       "a config for an unprivileged user (a user namespace mapping the caller)");
+    command->add_flag("--seccomp", options->seccomp,
+                      "add a seccomp profile denying the syscalls containers should not have");
     return [options]() {
         return write_spec(*options);
     };

@@ -145,6 +145,8 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     pass_socket_activation(plan);
     runtime::ipc::warn_if_host_queues_exposed(plan);                    // ipc.cpp
     MR_ASSIGN(auto namespaces, runtime::open_namespaces_to_join(plan)); // namespaces.cpp
+    MR_ASSIGN(auto security,                                            // security.cpp
+              runtime::security::prepare(*plan.spec.process, plan.spec.linux));
 
     // 2. The state directory: one mkdir makes the id ours (state.cpp).
     MR_ASSIGN(created.dir, state::StateDir::create(options.root, options.id));
@@ -180,6 +182,7 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     context.state_dir_fd = created.dir.fd();
     context.record = record;
     context.parent_waits_for_exec = mode.parent_waits_for_exec;
+    context.security = &security;
     runtime::ScopedChild init;
     {
         MR_ASSIGN(auto in_pid_namespace, runtime::pid::JoinedForChildren::enter(plan)); // pid.cpp

@@ -9,15 +9,16 @@
 // setns() into one's own user namespace is an error, and into the others a no-op.
 #include "child.hpp"
 #include "lifecycle.hpp"
+#include "limits.hpp"
 #include "minirun/runtime.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
 #include "process.hpp"
+#include "security.hpp"
 #include "signals.hpp"
 #include "sync.hpp"
 #include "syscalls.hpp"
 #include "terminal.hpp"
-#include "user.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -77,6 +78,10 @@ Status open_init_namespaces(pid_t init, std::vector<JoinTarget>& joins, UniqueFd
 struct ExecChild {
     const ExecOptions* options = nullptr;
     const std::vector<JoinTarget>* joins = nullptr;
+    const runtime::security::ProcessSecurity* security = nullptr;
+    std::string oci_version;
+    std::string state_json; // the container's, for the seccomp listener
+    pid_t init = 0;
     SyncSocket sync;
     sigset_t exec_mask{};
 };
@@ -88,6 +93,9 @@ Status exec_steps(ExecChild& child) {
     // Until exec this is a copy of mini-run inside the container's PID namespace: its
     // /proc/<pid>/exe must not be reachable from there (CVE-2019-5736 class).
     MR_TRY(check_syscall(::prctl(PR_SET_DUMPABLE, 0), "set non-dumpable"));
+    // As for the init: while still the host's root in the host's namespaces.
+    MR_TRY(runtime::limits::apply_rlimits(process.rlimits));
+    MR_ASSIGN(UniqueFd listener, runtime::security::connect_seccomp_listener(*child.security));
     for (const JoinTarget& join : *child.joins) {
         if (::setns(join.fd.get(), runtime::clone_flag_of(join.type)) < 0) {
             return Error::from_errno(
@@ -101,12 +109,15 @@ Status exec_steps(ExecChild& child) {
         MR_TRY(runtime::terminal::attach_stdio(pty));
         MR_TRY(child.sync.send(SyncMessage::kConsole, "", pty.master.get()));
     }
-    MR_TRY(runtime::user::apply_process_identity(process.user, sys));
+    runtime::security::ListenerState listener_info{listener.get(), child.oci_version, child.init,
+                                                   child.state_json};
+    MR_TRY(runtime::security::drop_privileges(*child.security, process.user, sys, listener_info));
     sys.umask(process.user.umask.value_or(022));
     MR_TRY(runtime::process::enter_cwd(process));
     MR_ASSIGN(std::string executable, runtime::process::find_executable(process));
     // A detached exec outlives this mini-run; the parent-death signal would survive execve.
     MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, 0), "clear parent death signal"));
+    MR_TRY(runtime::security::before_exec(*child.security, listener_info));
     ::sigprocmask(SIG_SETMASK, &child.exec_mask, nullptr);
     return runtime::process::exec(executable, process, child.options->preserve_fds);
 }
@@ -139,6 +150,9 @@ Result<int> exec_in_container(const ExecOptions& options) {
     std::vector<JoinTarget> joins;
     UniqueFd pid_ns;
     pid_t init = 0;
+    runtime::security::ProcessSecurity security;
+    std::string oci_version;
+    std::string state_json;
     {
         // Held only while the container is looked at, not while the process runs.
         MR_ASSIGN(runtime::Opened container, runtime::open_container(options.root, options.id));
@@ -151,6 +165,11 @@ Result<int> exec_in_container(const ExecOptions& options) {
                                     ": container not running"));
         }
         init = container.record.pid;
+        // The container's seccomp filter applies to every process in it (runtime-spec).
+        MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
+        MR_ASSIGN(security, runtime::security::prepare(process, spec.linux));
+        oci_version = spec.oci_version;
+        state_json = state::oci_state_json(container.record, container.status);
         MR_TRY(open_init_namespaces(init, joins, pid_ns));
         // The namespaces were opened by pid: make sure that pid still was the init.
         auto started = state::process_start_time(init);
@@ -168,6 +187,10 @@ Result<int> exec_in_container(const ExecOptions& options) {
     child.options = &options;
     child.joins = &joins;
     child.sync = std::move(sockets.second);
+    child.security = &security;
+    child.oci_version = oci_version;
+    child.state_json = state_json;
+    child.init = init;
     if (signals) {
         child.exec_mask = signals->original_mask();
     } else {

@@ -4,6 +4,7 @@
 #include "init.hpp"
 
 #include "hooks.hpp"
+#include "limits.hpp"
 #include "minirun/log.hpp"
 #include "mount.hpp"
 #include "net.hpp"
@@ -69,6 +70,11 @@ Status init_steps(const Plan& plan, InitContext& context) {
     // Modes of what we create (dirs, devices) must be exactly the ones we ask for;
     // process.user.umask is applied at the end.
     sys.umask(0);
+    // Still the host's root here, in the host's user namespace: raising a hard rlimit and
+    // lowering oom_score_adj need CAP_SYS_RESOURCE there, which a user namespace would not
+    // give us (and /proc/self of a non-dumpable process belongs to the host's root).
+    MR_TRY(limits::apply_rlimits(process.rlimits));
+    MR_TRY(limits::set_oom_score_adj(process.oom_score_adj));
 
     // Namespaces named by path are joined first, the user namespace leading, so the
     // ones created below belong to the right owners.
@@ -98,6 +104,11 @@ Status init_steps(const Plan& plan, InitContext& context) {
         MR_TRY(net::bring_up_loopback());
     }
     MR_TRY(uts::set_names(plan.spec, sys));
+    // sysctls belong to the namespaces of the writer, which are now the container's; the
+    // host's /proc is still mounted here and is a procfs we can trust.
+    MR_TRY(limits::apply_sysctls(plan.spec.linux.sysctl));
+    // The seccomp listener's path is a host path: connect while we can still reach it.
+    MR_ASSIGN(UniqueFd listener, security::connect_seccomp_listener(*context.security));
 
     // The file system, while the host's paths are still visible (bind sources, the
     // host's /dev nodes): rootfs, mounts[], devices, cwd. Then pivot_root, and only then
@@ -116,6 +127,9 @@ Status init_steps(const Plan& plan, InitContext& context) {
         MR_TRY_WRAP(mount::pivot_into(root.get(), sys), "pivot_root");
     }
     MR_TRY(mount::finalize_root(plan, sys));
+    // The container's own /proc and /sys are in place only now.
+    MR_TRY(mount::mask_paths(plan, sys));
+    MR_TRY(mount::make_paths_readonly(plan, sys));
 
     // The pty comes from the container's own devpts, so only after pivot_root.
     if (process.terminal) {
@@ -125,9 +139,14 @@ Status init_steps(const Plan& plan, InitContext& context) {
         MR_TRY(context.sync.send(SyncMessage::kConsole, "", pty.master.get()));
     }
 
-    // Identity last among the privileged steps: after setresuid() to a non-root user
-    // nothing above would be allowed any more.
-    MR_TRY(user::apply_process_identity(process.user, sys));
+    MR_TRY(limits::set_personality(plan.spec.linux.personality));
+
+    // The privilege drop, in its one order (security.cpp): after it nothing above would be
+    // allowed any more.
+    std::string listener_state = hook_state(context, state::Status::creating);
+    security::ListenerState listener_info{listener.get(), plan.spec.oci_version, context.record.pid,
+                                          listener_state};
+    MR_TRY(security::drop_privileges(*context.security, process.user, sys, listener_info));
     sys.umask(process.user.umask.value_or(022));
 
     // As the final user: their permissions decide whether cwd and executable are usable,
@@ -146,6 +165,7 @@ Status init_steps(const Plan& plan, InitContext& context) {
     MR_TRY(hooks::run_hooks("startContainer", plan.spec.hooks.start_container,
                             hook_state(context, state::Status::created)));
 
+    MR_TRY(security::before_exec(*context.security, listener_info));
     ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
     return process::exec(executable, process, plan.preserve_fds);
 }

@@ -4,6 +4,7 @@
 #include "minirun/state.hpp"
 #include "namespaces.hpp"
 #include "plan.hpp"
+#include "security.hpp"
 #include "sync.hpp"
 
 #include <csignal>
@@ -26,6 +27,8 @@ struct InitContext {
     // `run` keeps reading the socket until the exec; after `create` has exited, a failure
     // (a startContainer hook, the execve) can only go to the log.
     bool parent_waits_for_exec = false;
+    // Capabilities, seccomp and LSM settings, prepared by the parent.
+    const security::ProcessSecurity* security = nullptr;
     bool created_sent = false;
 };
 

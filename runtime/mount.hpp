@@ -10,6 +10,7 @@
 //   5. create process.cwd
 //   6. pivot_root and detach the old root
 //   7. root.readonly
+//   8. maskedPaths, readonlyPaths           mount_masks.cpp
 #pragma once
 
 #include "minirun/error.hpp"
@@ -36,6 +37,10 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
 
 // Step 4 (mount_devices.cpp).
 Status create_devices(const Plan& plan, int root_fd, Syscalls& sys);
+
+// Step 8, after pivot_root (mount_masks.cpp).
+Status mask_paths(const Plan& plan, Syscalls& sys);
+Status make_paths_readonly(const Plan& plan, Syscalls& sys);
 
 // Remounts an existing bind mount with `flags` (MS_RDONLY, MS_NOSUID, ...), keeping the
 // flags the kernel locks inside a user namespace.

@@ -164,8 +164,10 @@ Result<Plan> make_plan(spec::Spec spec, const PlanInput& input) {
     }
     const spec::Hooks& hooks = plan.spec.hooks;
     plan.runtime_hooks = !hooks.prestart.empty() || !hooks.create_runtime.empty();
-    plan.wait_for_parent =
-        plan.wait_for_parent || !hooks.create_container.empty() || !hooks.start_container.empty();
+    // The init's host pid goes into the state its hooks and the seccomp listener get.
+    plan.wait_for_parent = plan.wait_for_parent || !hooks.create_container.empty() ||
+                           !hooks.start_container.empty() ||
+                           (linux.seccomp && !linux.seccomp->listener_path.empty());
     for (const auto& [clock, offset] : linux.time_offsets) {
         plan.time_offsets += cat(clock, ' ', offset.secs, ' ', offset.nanosecs, '\n');
     }

@@ -292,7 +292,14 @@ Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out = nu
 Result<Process> parse_process(std::string_view json_text, std::string_view source_name);
 
 // The default config.json `mini-run spec` writes: like runc's, running "sh" in a busybox
-// rootfs at "rootfs". `rootless` adds a user namespace mapping the caller's uid and gid.
-std::string default_spec_json(bool rootless, uint32_t host_uid, uint32_t host_gid);
+// rootfs at "rootfs". `rootless` adds a user namespace mapping the caller's uid and gid;
+// `with_seccomp` adds default_seccomp_json() as linux.seccomp.
+std::string default_spec_json(bool rootless, uint32_t host_uid, uint32_t host_gid,
+                              bool with_seccomp = false);
+
+// A linux.seccomp object (JSON text): allow everything but the syscalls that act on the
+// host kernel or on host-wide state (modules, kexec, clocks, keyring, bpf, ...), which fail
+// with EPERM.
+std::string default_seccomp_json();
 
 } // namespace minirun::spec

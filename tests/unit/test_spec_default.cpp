@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,78 @@ TEST_CASE("default_spec_json: large ids map as unsigned", "[spec][default]") {
     Spec spec = parse_default(true, 4294967294U, 0);
     CHECK(spec.linux.uid_mappings[0].host_id == 4294967294U);
     CHECK(spec.linux.gid_mappings[0].host_id == 0);
+}
+
+TEST_CASE("default_spec_json: with_seccomp adds the default profile", "[spec][default]") {
+    CHECK_FALSE(parse_default(false).linux.seccomp);
+    CHECK_FALSE(parse_default(true).linux.seccomp);
+
+    for (bool rootless : {false, true}) {
+        INFO("rootless " << rootless);
+        auto result = parse_spec(default_spec_json(rootless, 1000, 1000, true));
+        INFO((result.ok() ? std::string() : result.error().message()));
+        REQUIRE(result.ok());
+        const auto& seccomp = result->linux.seccomp;
+        REQUIRE(seccomp);
+        CHECK(seccomp->default_action == "SCMP_ACT_ALLOW");
+        CHECK_FALSE(seccomp->default_errno_ret);
+        CHECK(seccomp->architectures ==
+              std::vector<std::string>{"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32",
+                                       "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"});
+        CHECK(seccomp->flags.empty());
+        CHECK(seccomp->listener_path.empty());
+        REQUIRE(seccomp->syscalls.size() == 1);
+        const auto& denied = seccomp->syscalls[0];
+        CHECK(denied.action == "SCMP_ACT_ERRNO");
+        CHECK(denied.errno_ret == std::optional<uint32_t>(EPERM));
+        CHECK(denied.args.empty());
+        for (const char* name : {"init_module",
+                                 "finit_module",
+                                 "delete_module",
+                                 "kexec_load",
+                                 "kexec_file_load",
+                                 "reboot",
+                                 "open_by_handle_at",
+                                 "bpf",
+                                 "perf_event_open",
+                                 "userfaultfd",
+                                 "keyctl",
+                                 "add_key",
+                                 "request_key",
+                                 "settimeofday",
+                                 "clock_settime",
+                                 "swapon",
+                                 "iopl",
+                                 "ioperm",
+                                 "syslog",
+                                 "process_vm_writev"}) {
+            INFO(name);
+            CHECK(std::find(denied.names.begin(), denied.names.end(), name) != denied.names.end());
+        }
+        // What a root container with capabilities legitimately does stays allowed.
+        for (const char* name : {"mount", "umount2", "pivot_root", "unshare", "setns", "ptrace",
+                                 "name_to_handle_at", "personality", "chroot", "clone"}) {
+            INFO(name);
+            CHECK(std::find(denied.names.begin(), denied.names.end(), name) == denied.names.end());
+        }
+        // The rest of the config is unchanged.
+        CHECK(result->linux.namespaces.size() == (rootless ? 5U : 6U));
+    }
+}
+
+TEST_CASE("default_seccomp_json: a linux.seccomp object", "[spec][default]") {
+    std::string text = minirun::spec::default_seccomp_json();
+    REQUIRE_FALSE(text.empty());
+    CHECK(text.front() == '{');
+    CHECK(text.back() == '}');
+    // The same object default_spec_json embeds.
+    std::string spec_text = default_spec_json(false, 0, 0, true);
+    std::string indented = text;
+    for (size_t at = indented.find('\n'); at != std::string::npos;
+         at = indented.find('\n', at + 1)) {
+        indented.insert(at + 1, "\t\t");
+    }
+    CHECK(spec_text.find("\"seccomp\": " + indented) != std::string::npos);
 }
 
 TEST_CASE("load_spec reads <bundle>/config.json", "[spec][load]") {

@@ -1,0 +1,31 @@
+// Per-process settings outside the namespaces: resource limits, the OOM killer's view of
+// the process, its execution domain, and namespaced kernel parameters (sysctl).
+#pragma once
+
+#include "minirun/error.hpp"
+#include "minirun/spec.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace minirun::runtime::limits {
+
+// process.rlimits with setrlimit(2). Before the privileges go: raising a hard limit
+// needs CAP_SYS_RESOURCE.
+Status apply_rlimits(const std::vector<spec::Rlimit>& rlimits);
+
+// process.oomScoreAdj, written only when set (runtime-spec), to a verified procfs.
+Status set_oom_score_adj(const std::optional<int>& score);
+
+// linux.personality (LINUX32 makes `uname -m` say i686); survives execve.
+Status set_personality(const std::optional<spec::Personality>& personality);
+
+// linux.sysctl: each key under /proc/sys (dots become slashes), through a verified procfs
+// and never following a symlink. The spec model already refused keys that are not
+// private to the container's namespaces; the writes affect the namespaces of the calling
+// process, so the init makes them once its namespaces exist.
+Status apply_sysctls(const std::map<std::string, std::string>& sysctls);
+
+} // namespace minirun::runtime::limits

@@ -1,0 +1,22 @@
+// Protecting the runtime binary from the containers it starts (CVE-2019-5736).
+//
+// The container's init and every exec'd process begin life as clones of mini-run, and
+// /proc/<pid>/exe of such a process leads to the binary that runs it. A process in the
+// container that opened that link in time could keep the fd and, once mini-run exited,
+// write through it: the next `mini-run` anyone runs on the host would be the attacker's.
+// So the commands that put processes into containers (create, run, exec) first re-execute
+// themselves from an in-memory copy of the binary, sealed so that nobody can ever change
+// it; /proc/<pid>/exe then leads only to that copy. Being non-dumpable while mini-run code
+// runs in the container adds a second wall (init.cpp, exec.cpp).
+#pragma once
+
+#include "minirun/error.hpp"
+
+namespace minirun::runtime {
+
+// Returns at once when the process already runs from a sealed copy; otherwise makes one
+// and execs it with the same arguments and environment (and does not return unless that
+// fails).
+Status ensure_sealed_binary(char** argv);
+
+} // namespace minirun::runtime

@@ -1,0 +1,140 @@
+#include "security.hpp"
+
+#include "fs.hpp"
+#include "minirun/log.hpp"
+#include "user.hpp"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/prctl.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+namespace minirun::runtime::security {
+namespace {
+
+bool apparmor_enabled() {
+    auto enabled = fs::read_file("/sys/module/apparmor/parameters/enabled");
+    return enabled && enabled->starts_with("Y");
+}
+
+bool selinux_enabled() {
+    struct statfs info {};
+    return ::statfs("/sys/fs/selinux", &info) == 0 && info.f_type == SELINUX_MAGIC;
+}
+
+// /proc/self/attr/... of a real procfs: the label applies at the next execve.
+Status write_exec_attribute(const char* path, std::string_view value, std::string_view what) {
+    UniqueFd fd(::open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+    struct statfs info {};
+    if (!fd || ::fstatfs(fd.get(), &info) < 0 || info.f_type != PROC_SUPER_MAGIC) {
+        return Error::from_errno(cat(what, ": open ", path));
+    }
+    if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
+        return Error::from_errno(cat(what, ": write ", path));
+    }
+    return {};
+}
+
+Status apply_lsm_labels(const ProcessSecurity& security) {
+    if (!security.apparmor_profile.empty()) {
+        std::string request = "exec " + security.apparmor_profile;
+        auto written = write_exec_attribute("/proc/self/attr/apparmor/exec", request,
+                                            "process.apparmorProfile");
+        if (!written) {
+            // Kernels before 5.8 have only the shared attribute file.
+            MR_TRY(
+                write_exec_attribute("/proc/self/attr/exec", request, "process.apparmorProfile"));
+        }
+    }
+    if (!security.selinux_label.empty()) {
+        MR_TRY(write_exec_attribute("/proc/self/attr/exec", security.selinux_label,
+                                    "process.selinuxLabel"));
+    }
+    return {};
+}
+
+Status load_seccomp(const ProcessSecurity& security, const ListenerState& listener) {
+    if (security.seccomp.empty()) {
+        return {};
+    }
+    MR_ASSIGN(UniqueFd notify, security.seccomp.load());
+    if (notify && listener.socket >= 0) {
+        MR_TRY_WRAP(seccomp::send_to_listener(listener.socket, notify.get(), listener.oci_version,
+                                              listener.pid, security.seccomp_metadata,
+                                              listener.state_json),
+                    "linux.seccomp.listenerPath");
+    }
+    return {};
+}
+
+} // namespace
+
+Result<ProcessSecurity> prepare(const spec::Process& process, const spec::Linux& linux) {
+    ProcessSecurity security;
+    security.last_cap = caps::kernel_last_cap();
+    if (process.capabilities) {
+        MR_ASSIGN(security.capabilities, caps::resolve(*process.capabilities, security.last_cap));
+    }
+    if (linux.seccomp) {
+        MR_ASSIGN(security.seccomp, seccomp::Filter::build(*linux.seccomp));
+        security.seccomp_listener = linux.seccomp->listener_path;
+        security.seccomp_metadata = linux.seccomp->listener_metadata;
+    }
+    security.no_new_privileges = process.no_new_privileges;
+    if (!process.apparmor_profile.empty()) {
+        if (apparmor_enabled()) {
+            security.apparmor_profile = process.apparmor_profile;
+        } else {
+            log::warning("process.apparmorProfile: AppArmor is not enabled on this host; ignored");
+        }
+    }
+    if (!process.selinux_label.empty()) {
+        if (selinux_enabled()) {
+            security.selinux_label = process.selinux_label;
+        } else {
+            log::warning("process.selinuxLabel: SELinux is not enabled on this host; ignored");
+        }
+    }
+    return security;
+}
+
+Result<UniqueFd> connect_seccomp_listener(const ProcessSecurity& security) {
+    if (!security.seccomp.uses_notify() || security.seccomp_listener.empty()) {
+        return UniqueFd();
+    }
+    return seccomp::connect_listener(security.seccomp_listener);
+}
+
+Status drop_privileges(const ProcessSecurity& security, const spec::User& user, Syscalls& sys,
+                       const ListenerState& listener) {
+    // LSM labels take effect at execve; writing them needs the privileges we still have.
+    MR_TRY(apply_lsm_labels(security));
+    // Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: last chance is now.
+    if (!security.no_new_privileges) {
+        MR_TRY(load_seccomp(security, listener));
+    }
+    if (security.capabilities) {
+        // Dropping from the bounding set needs CAP_SETPCAP, which the uid switch may take.
+        MR_TRY(caps::drop_bounding(*security.capabilities, security.last_cap));
+        // Without keep-caps, setresuid() to a non-root uid clears the permitted set.
+        MR_TRY(caps::keep_across_uid_switch());
+    }
+    MR_TRY(user::apply_process_identity(user, sys));
+    if (security.capabilities) {
+        MR_TRY(caps::apply(*security.capabilities));
+    }
+    if (security.no_new_privileges) {
+        MR_TRY(check_syscall(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "process.noNewPrivileges"));
+    }
+    return {};
+}
+
+Status before_exec(const ProcessSecurity& security, const ListenerState& listener) {
+    if (security.no_new_privileges) {
+        MR_TRY(load_seccomp(security, listener));
+    }
+    return {};
+}
+
+} // namespace minirun::runtime::security
