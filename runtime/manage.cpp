@@ -319,9 +319,22 @@ std::string features_json() {
     }
     linux["capabilities"] = capabilities;
     linux["cgroup"] = {{"v1", false}, {"v2", false}, {"systemd", false}, {"systemdUser", false}};
-    linux["seccomp"] = {{"enabled", false}};
-    linux["apparmor"] = {{"enabled", false}};
-    linux["selinux"] = {{"enabled", false}};
+    nlohmann::ordered_json seccomp;
+    seccomp["enabled"] = true;
+    seccomp["actions"] = {"SCMP_ACT_ALLOW",        "SCMP_ACT_ERRNO",       "SCMP_ACT_KILL",
+                          "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
+                          "SCMP_ACT_NOTIFY",       "SCMP_ACT_TRACE",       "SCMP_ACT_TRAP"};
+    seccomp["operators"] = {"SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",       "SCMP_CMP_LE",
+                            "SCMP_CMP_LT", "SCMP_CMP_NE", "SCMP_CMP_MASKED_EQ"};
+    seccomp["archs"] = {"SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", "SCMP_ARCH_X86", "SCMP_ARCH_X86_64",
+                        "SCMP_ARCH_X32"};
+    seccomp["knownFlags"] = {"SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_LOG",
+                             "SECCOMP_FILTER_FLAG_SPEC_ALLOW"};
+    seccomp["supportedFlags"] = seccomp["knownFlags"];
+    linux["seccomp"] = seccomp;
+    // Labels are applied when the host has the LSM enabled (and warned about otherwise).
+    linux["apparmor"] = {{"enabled", true}};
+    linux["selinux"] = {{"enabled", true}};
     features["linux"] = linux;
     features["annotations"] = {{"io.github.mini-run.version", MINIRUN_VERSION}};
     return features.dump(2);

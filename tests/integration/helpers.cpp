@@ -985,8 +985,12 @@ Runtime::~Runtime() {
     }
 }
 
+std::string Runtime::binary() const {
+    return binary_.empty() ? minirun_binary() : binary_;
+}
+
 std::vector<std::string> Runtime::argv(const std::vector<std::string>& args) const {
-    std::vector<std::string> full{minirun_binary(), "--root", root_};
+    std::vector<std::string> full{binary(), "--root", root_};
     full.insert(full.end(), args.begin(), args.end());
     return full;
 }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace it {
@@ -295,6 +296,11 @@ public:
     ~Runtime();
 
     [[nodiscard]] const std::string& root() const { return root_; }
+    // Runs `binary` instead of minirun_binary() from now on (every command, the
+    // destructor's `delete --force` too): e.g. a copy of it that a test may let a hostile
+    // container attack.
+    void use_binary(std::string binary) { binary_ = std::move(binary); }
+    [[nodiscard]] std::string binary() const;
     // Where run_to_files() puts the outputs, pid files, logs.
     [[nodiscard]] const std::string& io_dir() const { return io_.path(); }
 
@@ -340,6 +346,7 @@ private:
     TempDir io_;
     std::string root_;
     std::vector<std::string> ids_;
+    std::string binary_; // empty: minirun_binary()
 };
 
 // Fails the current test (CHECK) when the root has entries left.
