@@ -179,7 +179,6 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     context.namespaces = &namespaces;
     context.exec_signal_mask = mode.exec_mask;
     context.exec_fifo = fifo.get();
-    context.state_dir_fd = created.dir.fd();
     context.record = record;
     context.parent_waits_for_exec = mode.parent_waits_for_exec;
     context.security = &security;

@@ -10,6 +10,7 @@
 #include "child.hpp"
 #include "lifecycle.hpp"
 #include "limits.hpp"
+#include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
@@ -93,6 +94,13 @@ Status exec_steps(ExecChild& child) {
     // Until exec this is a copy of mini-run inside the container's PID namespace: its
     // /proc/<pid>/exe must not be reachable from there (CVE-2019-5736 class).
     MR_TRY(check_syscall(::prctl(PR_SET_DUMPABLE, 0), "set non-dumpable"));
+    {
+        std::vector<int> keep = {child.sync.fd(), log::file_descriptor()};
+        for (const JoinTarget& join : *child.joins) {
+            keep.push_back(join.fd.get());
+        }
+        MR_TRY(runtime::process::close_inherited_fds(child.options->preserve_fds, std::move(keep)));
+    }
     // As for the init: while still the host's root in the host's namespaces.
     MR_TRY(runtime::limits::apply_rlimits(process.rlimits));
     MR_ASSIGN(UniqueFd listener, runtime::security::connect_seccomp_listener(*child.security));

@@ -58,8 +58,14 @@ std::string hook_state(const InitContext& context, state::Status status) {
 Status init_steps(const Plan& plan, InitContext& context) {
     Syscalls& sys = linux_syscalls();
     const spec::Process& process = *plan.spec.process;
-    if (context.state_dir_fd >= 0) {
-        ::close(context.state_dir_fd);
+    {
+        // Only mini-run's own fds survive: the state directory's (and with it the lock)
+        // goes too.
+        std::vector<int> keep = {context.sync.fd(), context.exec_fifo, log::file_descriptor()};
+        for (const OpenNamespace& ns : *context.namespaces) {
+            keep.push_back(ns.fd.get());
+        }
+        MR_TRY(process::close_inherited_fds(plan.preserve_fds, std::move(keep)));
     }
 
     // If mini-run dies during setup, a half-made container must not live on.

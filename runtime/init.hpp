@@ -19,9 +19,6 @@ struct InitContext {
     // exec.fifo, opened read-only and non-blocking by the parent before clone() (the init
     // cannot reach the host's state directory after pivot_root); -1: start at once.
     int exec_fifo = -1;
-    // The locked state directory's fd, shared by clone(): closed at once in the init, or
-    // the lock would last as long as the init.
-    int state_dir_fd = -1;
     // The container's state for the hooks the init runs; the init fills in its host pid.
     state::Record record;
     // `run` keeps reading the socket until the exec; after `create` has exited, a failure

@@ -2,35 +2,15 @@
 
 #include "fs.hpp"
 #include "mount_options.hpp"
-#include "mountinfo.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>
 
 namespace minirun::runtime::mount {
-namespace {
-
-// pivot_root(2) refuses a new root whose parent mount is shared. With a shared
-// rootfsPropagation the mount holding the rootfs is shared, so it alone is made private.
-Status make_parent_mount_private(const std::string& rootfs, Syscalls& sys) {
-    MR_ASSIGN(auto mounts, fs::read_mountinfo());
-    std::string parent = fs::split_parent(rootfs).first;
-    const fs::MountInfo* best = nullptr;
-    for (const auto& info : mounts) {
-        const std::string& point = info.mount_point;
-        bool contains = parent == point || point == "/" ||
-                        (parent.starts_with(point) && parent[point.size()] == '/');
-        if (contains && (best == nullptr || point.size() >= best->mount_point.size())) {
-            best = &info;
-        }
-    }
-    if (best == nullptr) {
-        return {};
-    }
-    return sys.mount("", best->mount_point, "", MS_PRIVATE, "");
+unsigned long setup_propagation(unsigned long configured) {
+    bool wants_host_mounts = (configured & (MS_SLAVE | MS_SHARED)) != 0;
+    return (wants_host_mounts ? MS_SLAVE : MS_PRIVATE) | MS_REC;
 }
-
-} // namespace
 
 Status remount_bind(const std::string& target, unsigned long flags, Syscalls& sys) {
     MR_ASSIGN(unsigned long current, sys.mount_flags_of(target));
@@ -47,18 +27,18 @@ Status remount_bind(const std::string& target, unsigned long flags, Syscalls& sy
 
 Result<UniqueFd> prepare_rootfs(const Plan& plan, Syscalls& sys) {
     // 1. Our copy of the host's mounts still propagates to and from the host where they
-    //    are shared. Changing "/" recursively first (rprivate unless the config asks
-    //    otherwise) guarantees that nothing mounted below reaches the host.
-    MR_TRY_WRAP(sys.mount("", "/", "", plan.root_propagation, ""),
+    //    are shared. Before anything is mounted, "/" becomes recursively private, or a
+    //    slave where the config wants mounts from the host to keep arriving: either way no
+    //    mount is shared any more, so nothing made below can reach the host, and
+    //    pivot_root(2), which refuses shared mounts, will work. The configured propagation
+    //    itself is applied to the container's own root after pivot_root (finalize_root).
+    MR_TRY_WRAP(sys.mount("", "/", "", setup_propagation(plan.root_propagation), ""),
                 "linux.rootfsPropagation: set propagation of /");
 
     // 2. pivot_root(2) needs the new root to be a mount point; a recursive bind of the
     //    rootfs onto itself makes it one, and carries along mounts already below it.
     MR_TRY_WRAP(sys.mount(plan.rootfs, plan.rootfs, "", MS_BIND | MS_REC, ""),
                 "bind the rootfs onto itself");
-    if ((plan.root_propagation & MS_SHARED) != 0) {
-        MR_TRY_WRAP(make_parent_mount_private(plan.rootfs, sys), "rootfsPropagation");
-    }
     // Opened after the bind, so the fd is the root of the new mount, and from here on
     // every path inside the rootfs is resolved relative to it.
     UniqueFd root(::open(plan.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -98,6 +78,11 @@ Status pivot_into(int root_fd, Syscalls& sys) {
 }
 
 Status finalize_root(const Plan& plan, Syscalls& sys) {
+    // The configured propagation of the container's root, now that it is "/": shared
+    // here means shared among the container's own mounts, never with the host's.
+    if (plan.root_propagation != setup_propagation(plan.root_propagation)) {
+        MR_TRY_WRAP(sys.mount("", "/", "", plan.root_propagation, ""), "linux.rootfsPropagation");
+    }
     if (plan.spec.root.readonly) {
         MR_TRY_WRAP(remount_bind("/", MS_RDONLY, sys), "root.readonly");
     }

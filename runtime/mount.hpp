@@ -3,13 +3,13 @@
 // In a fresh mount namespace the init still sees a copy of the host's mounts. It builds the
 // container's tree on the rootfs, then pivot_root()s into it and detaches the host's tree,
 // so no path leads back out. The steps, in order (each reason is in mount.cpp):
-//   1. propagation of "/" (rootfsPropagation, default rprivate)
+//   1. "/" made rprivate (or rslave), so that nothing propagates to the host
 //   2. bind the rootfs onto itself
 //   3. mounts[] in order                    mount_entries.cpp, mount_cgroup.cpp
 //   4. default devices and /dev symlinks    mount_devices.cpp
 //   5. create process.cwd
 //   6. pivot_root and detach the old root
-//   7. root.readonly
+//   7. rootfsPropagation on the container's "/", root.readonly
 //   8. maskedPaths, readonlyPaths           mount_masks.cpp
 #pragma once
 
@@ -41,6 +41,10 @@ Status create_devices(const Plan& plan, int root_fd, Syscalls& sys);
 // Step 8, after pivot_root (mount_masks.cpp).
 Status mask_paths(const Plan& plan, Syscalls& sys);
 Status make_paths_readonly(const Plan& plan, Syscalls& sys);
+
+// The propagation "/" gets before anything is mounted: rslave when the config asks for
+// slave or shared propagation, rprivate otherwise.
+unsigned long setup_propagation(unsigned long configured);
 
 // Remounts an existing bind mount with `flags` (MS_RDONLY, MS_NOSUID, ...), keeping the
 // flags the kernel locks inside a user namespace.

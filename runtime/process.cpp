@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 
@@ -81,6 +82,28 @@ Status enter_cwd(const spec::Process& process) {
     std::array<char, PATH_MAX> here{};
     if (::getcwd(here.data(), here.size()) == nullptr || here[0] != '/') {
         return Error(EPERM, cat("process.cwd: ", quoted(process.cwd), " is outside the container"));
+    }
+    return {};
+}
+
+Status close_inherited_fds(int preserve_fds, std::vector<int> keep) {
+    auto close_range = [](unsigned first, unsigned last) {
+        return ::syscall(SYS_close_range, first, last, 0U);
+    };
+    std::sort(keep.begin(), keep.end());
+    auto next = static_cast<unsigned>(3 + preserve_fds);
+    for (int fd : keep) {
+        if (fd < 0 || static_cast<unsigned>(fd) < next) {
+            continue;
+        }
+        if (static_cast<unsigned>(fd) > next &&
+            close_range(next, static_cast<unsigned>(fd) - 1) < 0) {
+            return Error::from_errno("close inherited fds");
+        }
+        next = static_cast<unsigned>(fd) + 1;
+    }
+    if (close_range(next, ~0U) < 0) {
+        return Error::from_errno("close inherited fds");
     }
     return {};
 }

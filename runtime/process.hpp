@@ -25,6 +25,12 @@ Result<std::string> find_executable(const spec::Process& process);
 // (CVE-2024-21626).
 Status enter_cwd(const spec::Process& process);
 
+// Closes every fd from 3 + `preserve_fds` up, except `keep` (mini-run's own). The init and
+// exec'd processes call it first thing: a caller's leaked fd (a directory, say) must not
+// stay reachable through /proc/<pid>/fd while the container waits to start
+// (CVE-2024-21626 class).
+Status close_inherited_fds(int preserve_fds, std::vector<int> keep);
+
 // Closes every inherited fd above stdio and the `preserve_fds` after it at exec, and
 // execve()s. Returns only on failure.
 Status exec(const std::string& path, const spec::Process& process, int preserve_fds);

@@ -73,6 +73,10 @@ bool enabled(Level level) {
     return level >= sink().options.min_level;
 }
 
+int file_descriptor() {
+    return sink().file ? sink().file.get() : -1;
+}
+
 std::string rfc3339_now() {
     timespec now{};
     clock_gettime(CLOCK_REALTIME, &now);

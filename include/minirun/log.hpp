@@ -27,6 +27,9 @@ struct Options {
 Status configure(const Options& options);
 
 [[nodiscard]] bool enabled(Level level);
+
+// The log file's fd (-1 without --log): a clone that closes inherited fds keeps it.
+[[nodiscard]] int file_descriptor();
 void write(Level level, std::string_view message);
 
 inline void debug(std::string_view message) {

@@ -76,9 +76,6 @@ public:
     [[nodiscard]] const std::string& id() const { return id_; }
     [[nodiscard]] const std::string& path() const { return path_; }
     [[nodiscard]] std::string fifo_path() const { return path_ + "/exec.fifo"; }
-    // The directory's fd. A cloned child shares it, and with it the lock: the container's
-    // init closes it first thing.
-    [[nodiscard]] int fd() const { return fd_.get(); }
 
     // An exclusive flock(2) on the directory, held until this StateDir (its fd) is closed.
     // Every command that changes a container takes it first.
