@@ -35,6 +35,10 @@ CommandRunner add_list_command(CLI::App& app, GlobalOptions& global);
 CommandRunner add_ps_command(CLI::App& app, GlobalOptions& global);
 CommandRunner add_features_command(CLI::App& app, GlobalOptions& global);
 CommandRunner add_spec_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_update_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_pause_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_resume_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_events_command(CLI::App& app, GlobalOptions& global);
 
 // `exec ID -- COMMAND...`: the "--" only separates the command; CLI11 would take what
 // follows it as positionals of mini-run itself. Removes it from `args` (argv as strings).

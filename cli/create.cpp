@@ -29,6 +29,7 @@ CommandRunner add_create_command(CLI::App& app, GlobalOptions& global) {
     add_create_options(*command, *options);
     return [options, &global]() {
         options->root = global.root;
+        options->systemd_cgroup = global.systemd_cgroup;
         if (auto created = create_container(*options); !created) {
             return fail(created.error().message());
         }

@@ -14,6 +14,7 @@ CommandRunner add_run_command(CLI::App& app, GlobalOptions& global) {
     command->add_flag("--keep", options->keep, "do not delete the container after it exits");
     return [options, &global]() {
         options->root = global.root;
+        options->systemd_cgroup = global.systemd_cgroup;
         auto exit_code = run_container(*options);
         if (!exit_code) {
             return fail(exit_code.error().message());

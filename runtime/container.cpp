@@ -1,5 +1,7 @@
 // create, start and run: the parent's side of a container's birth, in one place. Each
 // step names the file that owns it.
+#include "cgroup.hpp"
+#include "cgroup_devices.hpp"
 #include "child.hpp"
 #include "hooks.hpp"
 #include "init.hpp"
@@ -54,6 +56,74 @@ public:
 private:
     state::StateDir* dir_;
 };
+
+// Cgroups that are removed again unless the create they belong to succeeds.
+class PendingCgroup {
+public:
+    explicit PendingCgroup(const runtime::cgroup::Cgroup& cgroup) : cgroup_(&cgroup) {}
+    PendingCgroup(const PendingCgroup&) = delete;
+    PendingCgroup& operator=(const PendingCgroup&) = delete;
+    PendingCgroup(PendingCgroup&&) = delete;
+    PendingCgroup& operator=(PendingCgroup&&) = delete;
+    ~PendingCgroup() {
+        if (cgroup_ != nullptr) {
+            (void)cgroup_->remove();
+        }
+    }
+    void commit() { cgroup_ = nullptr; }
+
+private:
+    const runtime::cgroup::Cgroup* cgroup_;
+};
+
+// The container's cgroups, made and limited (cgroup*.cpp). Without root there is no
+// cgroup tree we may write to (none is delegated to us), so a rootless container runs in
+// its caller's cgroups, as runc's does when it cannot create its own.
+Result<runtime::cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options) {
+    namespace cgroup = runtime::cgroup;
+    const spec::Linux& linux = plan.spec.linux;
+    if (::geteuid() != 0) {
+        if (linux.resources) {
+            log::warning("not running as root: linux.resources are not applied");
+        }
+        return cgroup::Cgroup();
+    }
+    MR_ASSIGN(cgroup::Host host, cgroup::detect_host());
+    if (host.hierarchies.empty()) {
+        return Error(ENOENT, "no cgroup hierarchy is mounted under /sys/fs/cgroup");
+    }
+    if (options.systemd_cgroup) {
+        log::warning("--systemd-cgroup: systemd is not asked for a scope; the "
+                     "\"slice:prefix:name\" path is mapped onto cgroupfs directly");
+    }
+    // A relative path starts at our own cgroup; they agree across hierarchies in practice
+    // (a process is moved into all of them at once), the cgroup2 one is preferred.
+    std::string own_path = "/";
+    for (const char* key : {"", "unified"}) {
+        if (auto it = host.own_paths.find(key); it != host.own_paths.end()) {
+            own_path = it->second;
+            break;
+        }
+    }
+    if (own_path == "/" && !host.own_paths.empty()) {
+        own_path = host.own_paths.begin()->second;
+    }
+    MR_ASSIGN(std::string path, cgroup::resolve_path(linux.cgroups_path, options.id,
+                                                     options.systemd_cgroup, own_path));
+    return cgroup::Cgroup::for_path(host, path);
+}
+
+// The limits of linux.resources and the device allow-list, which every container gets.
+Status limit_cgroup(const Plan& plan, runtime::cgroup::Cgroup& cgroup) {
+    if (cgroup.empty()) {
+        return {};
+    }
+    const spec::Linux& linux = plan.spec.linux;
+    spec::Resources resources = linux.resources.value_or(spec::Resources{});
+    resources.devices = runtime::cgroup::effective_device_rules(linux);
+    MR_TRY_WRAP(cgroup.apply(resources), "linux.resources");
+    return {};
+}
 
 // Clones the init with the plan's namespace flags; the child runs init.cpp and never
 // returns here.
@@ -168,9 +238,21 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     record.created = log::rfc3339_now();
     record.owner = state::owner_name(::geteuid());
     record.annotations = plan.spec.annotations;
-    MR_TRY(created.dir.save(record));
 
-    // 3. clone() into the new namespaces; the init runs init.cpp from here.
+    // 3. The cgroups, recorded before they are made, so that a delete after a crash from
+    //    here on still finds and removes them (cgroup.cpp).
+    MR_ASSIGN(runtime::cgroup::Cgroup cgroup, make_cgroup(plan, options));
+    record.cgroup_paths = cgroup.paths();
+    MR_TRY(created.dir.save(record));
+    // create() refuses a cgroup already in use, without touching it: only once it
+    // succeeded are the directories ours to remove again.
+    MR_TRY_WRAP(cgroup.create(), "linux.cgroupsPath");
+    PendingCgroup pending_cgroup(cgroup);
+    MR_TRY(limit_cgroup(plan, cgroup));
+    // The parent places the init in its cgroups before it may go on.
+    plan.wait_for_parent = plan.wait_for_parent || !cgroup.empty();
+
+    // 4. clone() into the new namespaces; the init runs init.cpp from here.
     MR_ASSIGN(auto sockets, SyncSocket::create_pair()); // sync.cpp
     created.sync = std::move(sockets.first);
     SyncSocket& sync = created.sync;
@@ -194,7 +276,11 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     fifo.reset();
     record.pid = init.get();
 
-    // 4. The parent's share of the setup, while the init waits.
+    // 5. The parent's share of the setup, while the init waits: its cgroups before
+    //    anything it does is counted, then its id maps.
+    if (auto entered = cgroup.enter(init.get()); !entered) {
+        return entered.error().wrap("move the init into its cgroups");
+    }
     if (plan.creates(spec::NamespaceType::user)) {
         if (auto mapped = runtime::user::write_id_maps(init.get(), plan); !mapped) { // user.cpp
             return init_error_or(sync, mapped.error());
@@ -206,7 +292,7 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
         }
     }
 
-    // 5. Serve the init until it is created: hooks to run, the terminal to take.
+    // 6. Serve the init until it is created: hooks to run, the terminal to take.
     for (bool done = false; !done;) {
         MR_ASSIGN(SyncEvent event, sync.receive());
         if (event.eof) {
@@ -229,7 +315,7 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
         }
     }
 
-    // 6. Record the init, hand over the terminal, write the pid file.
+    // 7. Record the init, hand over the terminal, write the pid file.
     MR_ASSIGN(record.pid_start_time, state::process_start_time(record.pid));
     MR_TRY(created.dir.save(record));
     if (!options.console_socket.empty()) {
@@ -241,6 +327,7 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
         MR_TRY(runtime::write_pid_file(options.pid_file, record.pid));
     }
     pending.commit();
+    pending_cgroup.commit();
     created.pid = init.release();
     return created;
 }

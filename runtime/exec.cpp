@@ -7,6 +7,7 @@
 // first (its privileges decide whether the rest may be joined), before it takes the
 // process's identity and execs. Namespaces the container shares with us are skipped:
 // setns() into one's own user namespace is an error, and into the others a no-op.
+#include "cgroup.hpp"
 #include "child.hpp"
 #include "lifecycle.hpp"
 #include "limits.hpp"
@@ -83,6 +84,7 @@ struct ExecChild {
     std::string oci_version;
     std::string state_json; // the container's, for the seccomp listener
     pid_t init = 0;
+    runtime::cgroup::Cgroup cgroup; // the container's
     SyncSocket sync;
     sigset_t exec_mask{};
 };
@@ -101,6 +103,9 @@ Status exec_steps(ExecChild& child) {
         }
         MR_TRY(runtime::process::close_inherited_fds(child.options->preserve_fds, std::move(keep)));
     }
+    // The container's limits and freezer cover this process too. It moves itself ("0" is
+    // the writer), since its own pid is one of the container's PID namespace already.
+    MR_TRY_WRAP(child.cgroup.enter(0), "join the container's cgroups");
     // As for the init: while still the host's root in the host's namespaces.
     MR_TRY(runtime::limits::apply_rlimits(process.rlimits));
     MR_ASSIGN(UniqueFd listener, runtime::security::connect_seccomp_listener(*child.security));
@@ -158,6 +163,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
     std::vector<JoinTarget> joins;
     UniqueFd pid_ns;
     pid_t init = 0;
+    runtime::cgroup::Cgroup cgroup;
     runtime::security::ProcessSecurity security;
     std::string oci_version;
     std::string state_json;
@@ -173,6 +179,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
                                     ": container not running"));
         }
         init = container.record.pid;
+        cgroup = runtime::cgroup::Cgroup::from_paths(container.record.cgroup_paths);
         // The container's seccomp filter applies to every process in it (runtime-spec).
         MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
         MR_ASSIGN(security, runtime::security::prepare(process, spec.linux));
@@ -199,6 +206,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
     child.oci_version = oci_version;
     child.state_json = state_json;
     child.init = init;
+    child.cgroup = std::move(cgroup);
     if (signals) {
         child.exec_mask = signals->original_mask();
     } else {

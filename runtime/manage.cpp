@@ -1,4 +1,5 @@
 // state, kill, delete, list, ps and features: commands on containers that already exist.
+#include "cgroup.hpp"
 #include "fs.hpp"
 #include "hooks.hpp"
 #include "lifecycle.hpp"
@@ -123,10 +124,26 @@ Status write_pid_file(const std::string& path, pid_t pid) {
 
 std::vector<pid_t> processes_of(const state::Record& record) {
     std::vector<pid_t> pids;
-    if (!state::process_start_time(record.pid)) {
+    bool init_alive = record.pid > 0 && state::process_start_time(record.pid).ok();
+    if (init_alive) {
+        pids.push_back(record.pid);
+    }
+    // The cgroups hold exactly the container's processes, whatever namespaces it shares,
+    // and also those its init left behind when it died.
+    if (!record.cgroup_paths.empty()) {
+        auto members = cgroup::Cgroup::from_paths(record.cgroup_paths).pids();
+        if (members) {
+            for (pid_t pid : *members) {
+                if (pid != record.pid) {
+                    pids.push_back(pid);
+                }
+            }
+            return pids;
+        }
+    }
+    if (!init_alive) {
         return pids;
     }
-    pids.push_back(record.pid);
     ino_t container_ns = pid_namespace_of(record.pid);
     bool own_namespace = container_ns != 0 && container_ns != pid_namespace_of(::getpid());
     std::vector<pid_t> candidates = all_pids();
@@ -195,8 +212,15 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force) {
                          cat("cannot delete container ", quoted(container.record.id),
                              " that is not stopped: ", state::status_name(container.status)));
         }
+        // Frozen processes would not act on SIGKILL before they are thawed.
+        if (container.status == state::Status::paused) {
+            MR_TRY(cgroup::Cgroup::from_paths(container.record.cgroup_paths).thaw());
+        }
         MR_TRY(kill_all_and_wait(container.record));
     }
+    // Also kills what the init left behind in them (cgroup.cpp).
+    MR_TRY_WRAP(cgroup::Cgroup::from_paths(container.record.cgroup_paths).remove(),
+                cat("delete container ", quoted(container.record.id), ": remove its cgroups"));
     std::string state = state::oci_state_json(container.record, state::Status::stopped);
     if (auto hooks = hooks::run_hooks("poststop", spec.hooks.poststop, state); !hooks) {
         log::warning(hooks.error().message());
@@ -318,7 +342,7 @@ std::string features_json() {
         }
     }
     linux["capabilities"] = capabilities;
-    linux["cgroup"] = {{"v1", false}, {"v2", false}, {"systemd", false}, {"systemdUser", false}};
+    linux["cgroup"] = {{"v1", true}, {"v2", true}, {"systemd", false}, {"systemdUser", false}};
     nlohmann::ordered_json seccomp;
     seccomp["enabled"] = true;
     seccomp["actions"] = {"SCMP_ACT_ALLOW",        "SCMP_ACT_ERRNO",       "SCMP_ACT_KILL",

@@ -97,8 +97,16 @@ Status plan_namespaces(Plan& plan) {
                          " namespace together with a new user namespace is not "
                          "supported"));
     }
+    // A cgroup namespace takes the cgroup its creator is in at that moment as its root.
+    // The parent moves the init into the container's cgroups only after clone(), so the
+    // init unshares the namespace itself once the parent says it is in place.
+    if ((new_flags & CLONE_NEWCGROUP) != 0) {
+        new_flags &= ~static_cast<unsigned long>(CLONE_NEWCGROUP);
+        plan.unshare_flags = CLONE_NEWCGROUP;
+        plan.wait_for_parent = true;
+    }
     plan.clone_flags = new_flags;
-    plan.wait_for_parent = creates_user;
+    plan.wait_for_parent = plan.wait_for_parent || creates_user;
     return {};
 }
 

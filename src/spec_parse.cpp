@@ -946,6 +946,15 @@ Result<Process> parse_process(std::string_view json_text, std::string_view sourc
     return process;
 }
 
+Result<Resources> parse_resources(std::string_view json_text, std::string_view source_name) {
+    Json document;
+    MR_TRY(parse_json(json_text, source_name, document));
+    MR_ASSIGN(Node root, document_root(document, source_name, "resources"));
+    Resources resources;
+    MR_TRY(parse_resources(root, resources));
+    return resources;
+}
+
 Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out) {
     struct stat st {};
     if (::stat(bundle_dir.c_str(), &st) < 0) {

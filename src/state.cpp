@@ -134,6 +134,7 @@ Json record_to_json(const Record& record) {
     out["owner"] = record.owner;
     out["annotations"] = record.annotations;
     out["paused"] = record.paused;
+    out["cgroupPaths"] = record.cgroup_paths;
     return out;
 }
 
@@ -186,6 +187,17 @@ Result<Record> record_from_json(const Json& in) {
             return Error(EINVAL, cat("annotation ", quoted(key), " is not a string"));
         }
         record.annotations.emplace(key, value.get<std::string>());
+    }
+    auto cgroups = in.find("cgroupPaths");
+    if (cgroups == in.end() || !cgroups->is_object()) {
+        return Error(EINVAL, "missing or invalid \"cgroupPaths\"");
+    }
+    for (const auto& [key, value] : cgroups->items()) {
+        if (!value.is_string() || value.get<std::string>().empty() ||
+            value.get<std::string>().front() != '/') {
+            return Error(EINVAL, cat("cgroup path ", quoted(key), " is not an absolute path"));
+        }
+        record.cgroup_paths.emplace(key, value.get<std::string>());
     }
     return record;
 }

@@ -10,6 +10,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,10 +29,11 @@ Status validate_container_id(std::string_view id);
 struct CreateOptions {
     std::string root; // state root (--root)
     std::string id;
-    std::string bundle = ".";   // directory holding config.json
-    std::string pid_file;       // written atomically: decimal pid, no newline
-    std::string console_socket; // receives the pty master when process.terminal is set
-    int preserve_fds = 0;       // fds 3 .. 3+N-1 are passed to the container
+    std::string bundle = ".";    // directory holding config.json
+    std::string pid_file;        // written atomically: decimal pid, no newline
+    std::string console_socket;  // receives the pty master when process.terminal is set
+    int preserve_fds = 0;        // fds 3 .. 3+N-1 are passed to the container
+    bool systemd_cgroup = false; // linux.cgroupsPath is "slice:prefix:name"
 };
 
 // Sets the container up completely; its init then waits for `start` before running the
@@ -95,5 +98,25 @@ Result<std::vector<pid_t>> container_pids(const std::string& root, const std::st
 
 // The OCI features document (runtime-spec features.md).
 std::string features_json();
+
+// `update`: writes the values `resources` sets into a live container's cgroups (devices
+// are left as they are).
+Status update_container(const std::string& root, const std::string& id,
+                        const spec::Resources& resources);
+
+// `pause` / `resume`: freeze every process of a running container with the cgroup freezer
+// (state then says "paused"), and thaw them again.
+Status pause_container(const std::string& root, const std::string& id);
+Status resume_container(const std::string& root, const std::string& id);
+
+// `events --stats`: one event line as runc prints it: {"type":"stats","id":ID,"data":{...}}.
+Result<std::string> container_stats(const std::string& root, const std::string& id);
+
+// `events`: calls `emit` with one JSON event line at a time: a "stats" event every
+// `interval`, an "oom" event whenever the OOM killer acts in the container's cgroup.
+// Returns when the container has stopped.
+Status stream_events(const std::string& root, const std::string& id,
+                     std::chrono::milliseconds interval,
+                     const std::function<void(const std::string&)>& emit);
 
 } // namespace minirun

@@ -291,6 +291,10 @@ Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out = nu
 // config.json's "process"; paths in messages start at "process".
 Result<Process> parse_process(std::string_view json_text, std::string_view source_name);
 
+// Parses a standalone LinuxResources object (as `update --resources` takes); paths in
+// messages start at "resources".
+Result<Resources> parse_resources(std::string_view json_text, std::string_view source_name);
+
 // The default config.json `mini-run spec` writes: like runc's, running "sh" in a busybox
 // rootfs at "rootfs". `rootless` adds a user namespace mapping the caller's uid and gid;
 // `with_seccomp` adds default_seccomp_json() as linux.seccomp.

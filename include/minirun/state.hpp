@@ -40,6 +40,9 @@ struct Record {
     std::string owner;           // user name of the creator ("root"), or the uid as text
     std::map<std::string, std::string> annotations;
     bool paused = false; // set by pause/resume (cgroup freezer)
+    // The container's cgroup directories, by hierarchy (runtime/cgroup.hpp), recorded
+    // before the init is cloned so that a delete after a crash still finds them.
+    std::map<std::string, std::string> cgroup_paths;
 };
 
 // The OCI state JSON (runtime-spec state schema; status may also be "paused", as runc

@@ -50,19 +50,31 @@ void add_namespace(json& config, const std::string& type, const std::string& pat
 TEST_CASE("plan: each new namespace becomes a clone flag", "[plan]") {
     Bundle bundle;
     json config = base_config();
-    for (const char* type : {"pid", "network", "ipc", "uts", "cgroup"}) {
+    for (const char* type : {"pid", "network", "ipc", "uts"}) {
         add_namespace(config, type);
     }
     config["hostname"] = "box";
     auto plan = bundle.plan(config);
     REQUIRE(plan.ok());
-    CHECK(plan->clone_flags == (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                                CLONE_NEWUTS | CLONE_NEWCGROUP));
+    CHECK(plan->clone_flags ==
+          (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS));
     CHECK(plan->unshare_flags == 0);
     CHECK_FALSE(plan->wait_for_parent);
     CHECK(plan->joins.empty());
     CHECK(plan->rootfs == bundle.dir.path() + "/rootfs");
     CHECK(plan->bundle == bundle.dir.path());
+}
+
+TEST_CASE("plan: a cgroup namespace is unshared by the init once it is in its cgroups", "[plan]") {
+    Bundle bundle;
+    json config = base_config();
+    add_namespace(config, "pid");
+    add_namespace(config, "cgroup");
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    CHECK(plan->clone_flags == (CLONE_NEWNS | CLONE_NEWPID));
+    CHECK(plan->unshare_flags == CLONE_NEWCGROUP);
+    CHECK(plan->wait_for_parent);
 }
 
 TEST_CASE("plan: a time namespace is left to the init, not to clone()", "[plan]") {

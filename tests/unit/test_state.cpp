@@ -42,6 +42,8 @@ Record sample_record() {
     record.owner = "root";
     record.annotations = {{"org.example/a", "1"}, {"b", "two words"}};
     record.paused = true;
+    record.cgroup_paths = {{"memory", "/sys/fs/cgroup/memory/mini-run/box"},
+                           {"unified", "/sys/fs/cgroup/unified/mini-run/box"}};
     return record;
 }
 
@@ -205,6 +207,7 @@ TEST_CASE("save and load round-trip every field, leaving no temp file", "[state]
     CHECK(loaded->owner == record.owner);
     CHECK(loaded->annotations == record.annotations);
     CHECK(loaded->paused == record.paused);
+    CHECK(loaded->cgroup_paths == record.cgroup_paths);
 
     // A second save replaces the first.
     record.paused = false;

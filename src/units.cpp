@@ -1,0 +1,104 @@
+#include "units.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace minirun::units {
+namespace {
+
+// Splits "<number><unit>" at the first letter.
+struct Quantity {
+    double value = 0;
+    std::string unit; // lower case
+};
+
+Result<Quantity> split_quantity(std::string_view& rest, std::string_view whole,
+                                std::string_view what) {
+    Quantity quantity;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), quantity.value);
+    if (ec != std::errc() || !std::isfinite(quantity.value) || quantity.value < 0) {
+        return Error(EINVAL, cat("invalid ", what, " ", quoted(whole)));
+    }
+    rest.remove_prefix(static_cast<size_t>(end - rest.data()));
+    while (!rest.empty() && std::isalpha(static_cast<unsigned char>(rest.front())) != 0) {
+        quantity.unit += static_cast<char>(std::tolower(static_cast<unsigned char>(rest.front())));
+        rest.remove_prefix(1);
+    }
+    return quantity;
+}
+
+} // namespace
+
+Result<int64_t> parse_memory_size(std::string_view text) {
+    if (text == "-1") {
+        return -1;
+    }
+    std::string_view rest = text;
+    MR_ASSIGN(Quantity quantity, split_quantity(rest, text, "memory size"));
+    if (!rest.empty()) {
+        return Error(EINVAL, cat("invalid memory size ", quoted(text)));
+    }
+    std::string unit = quantity.unit;
+    // "b" alone is bytes; "kb", "kib" and "k" are all 1024 bytes.
+    if (unit.size() > 1 && unit.back() == 'b') {
+        unit.pop_back();
+        if (unit.size() > 1 && unit.back() == 'i') {
+            unit.pop_back();
+        }
+    }
+    double scale = 0;
+    if (unit.empty() || unit == "b") {
+        scale = 1;
+    } else if (unit == "k") {
+        scale = 1024.0;
+    } else if (unit == "m") {
+        scale = 1024.0 * 1024;
+    } else if (unit == "g") {
+        scale = 1024.0 * 1024 * 1024;
+    } else if (unit == "t") {
+        scale = 1024.0 * 1024 * 1024 * 1024;
+    } else if (unit == "p") {
+        scale = 1024.0 * 1024 * 1024 * 1024 * 1024;
+    } else {
+        return Error(EINVAL, cat("invalid memory size ", quoted(text), ": unknown unit"));
+    }
+    double bytes = quantity.value * scale;
+    if (bytes >= static_cast<double>(std::numeric_limits<int64_t>::max())) {
+        return Error(ERANGE, cat("memory size ", quoted(text), " is too large"));
+    }
+    return static_cast<int64_t>(bytes);
+}
+
+Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
+    if (text.empty()) {
+        return Error(EINVAL, "invalid duration \"\"");
+    }
+    double total_ms = 0;
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        MR_ASSIGN(Quantity quantity, split_quantity(rest, text, "duration"));
+        double scale = 0;
+        if (quantity.unit == "ms") {
+            scale = 1;
+        } else if (quantity.unit == "s" || quantity.unit.empty()) {
+            scale = 1000;
+        } else if (quantity.unit == "m") {
+            scale = 60 * 1000;
+        } else if (quantity.unit == "h") {
+            scale = 60 * 60 * 1000;
+        } else {
+            return Error(EINVAL, cat("invalid duration ", quoted(text), ": unknown unit ",
+                                     quoted(quantity.unit)));
+        }
+        total_ms += quantity.value * scale;
+    }
+    if (total_ms < 1) {
+        return Error(EINVAL, cat("duration ", quoted(text), " is shorter than 1ms"));
+    }
+    return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
+}
+
+} // namespace minirun::units
