@@ -117,7 +117,7 @@ void drop_exec_separator(std::vector<std::string>& args) {
     bool in_exec = false;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string& arg = args[i];
-        if (kWithValue.contains(arg)) {
+        if (kWithValue.contains(arg) || arg == "--cgroup-manager") {
             ++i;
             continue;
         }

@@ -1,5 +1,7 @@
 // mini-run: an OCI container runtime. `mini-run --help` lists the commands.
 #include "commands.hpp"
+#include "demo.hpp"
+#include "minirun/explain.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "sealed_exe.hpp"
@@ -42,9 +44,15 @@ int main_impl(int argc, char** argv) {
         ->capture_default_str();
     app.add_flag("--debug", global.debug, "log debug messages");
     app.add_flag("--systemd-cgroup", global.systemd_cgroup,
-                 "manage cgroups with systemd (no systemd here: cgroupfs is used)");
+                 "cgroupsPath is \"slice:prefix:name\" (mapped onto cgroupfs)");
     app.add_option("--rootless", global.rootless, "true, false or auto")
         ->check(CLI::IsMember({"true", "false", "auto"}));
+    // crun's spelling, which podman passes to the runtimes in runtime_supports_nocgroup.
+    // "disabled" comes with a config without cgroupsPath: the container gets mini-run's
+    // default cgroup.
+    std::string cgroup_manager;
+    app.add_option("--cgroup-manager", cgroup_manager, "cgroupfs, systemd or disabled")
+        ->check(CLI::IsMember({"cgroupfs", "systemd", "disabled"}));
 
     std::vector<std::pair<CLI::App*, CommandRunner>> commands;
     auto add = [&](CommandRunner runner) {
@@ -61,6 +69,18 @@ int main_impl(int argc, char** argv) {
     add(add_ps_command(app, global));
     add(add_features_command(app, global));
     add(add_spec_command(app, global));
+    add(add_update_command(app, global));
+    add(add_pause_command(app, global));
+    add(add_resume_command(app, global));
+    add(add_events_command(app, global));
+
+    add(add_demo_command(app, global)); // demo.cpp
+    // --explain: include/minirun/explain.hpp
+    bool explain_steps = false;
+    for (const char* name : {"run", "create"}) {
+        app.get_subcommand(name)->add_flag("--explain", explain_steps,
+                                           "print each step the runtime takes, on stderr");
+    }
 
     std::vector<std::string> args(argv, argv + argc);
     drop_exec_separator(args);
@@ -72,6 +92,11 @@ int main_impl(int argc, char** argv) {
     try {
         app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
     } catch (const CLI::CallForHelp& e) {
+        // `checkpoint --help` is how podman asks whether a command exists: rc 0 means yes.
+        if (std::vector<std::string> extras = app.remaining();
+            app.get_subcommands().empty() && !extras.empty() && !extras.front().starts_with('-')) {
+            return fail(cat("unknown command ", quoted(extras.front()), " (see mini-run --help)"));
+        }
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
@@ -91,6 +116,8 @@ int main_impl(int argc, char** argv) {
         return 1;
     }
 
+    global.systemd_cgroup = global.systemd_cgroup || cgroup_manager == "systemd";
+
     log::Options log_options;
     log_options.file = global.log_file;
     log_options.format = global.log_format == "json" ? log::Format::json : log::Format::text;
@@ -99,12 +126,6 @@ int main_impl(int argc, char** argv) {
         return fail(configured.error().message());
     }
 
-    if (global.systemd_cgroup) {
-        // mini-run does not ask systemd for scopes (and the CI machines have no systemd):
-        // the cgroups are managed on cgroupfs directly, as without the flag.
-        log::warning("--systemd-cgroup is not supported: cgroups are managed directly on "
-                     "cgroupfs");
-    }
     for (auto& [subcommand, runner] : commands) {
         if (!subcommand->parsed()) {
             continue;
@@ -116,6 +137,9 @@ int main_impl(int argc, char** argv) {
             if (auto sealed = runtime::ensure_sealed_binary(argv); !sealed) {
                 return fail(sealed.error().message());
             }
+        }
+        if (explain_steps) {
+            explain::enable();
         }
         return runner();
     }

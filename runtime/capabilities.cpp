@@ -1,5 +1,6 @@
 #include "capabilities.hpp"
 
+#include "minirun/explain.hpp"
 #include "minirun/fd.hpp"
 #include "minirun/log.hpp"
 
@@ -59,6 +60,16 @@ std::string cap_name(int cap) {
     std::transform(out.begin(), out.end(), out.begin(),
                    [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     return out;
+}
+
+// "CAP_KILL,CAP_CHOWN", or "none", for --explain.
+std::string names_of(const std::vector<int>& caps) {
+    std::string out;
+    for (int cap : caps) {
+        out += out.empty() ? "" : ",";
+        out += cap_name(cap);
+    }
+    return out.empty() ? "none" : out;
 }
 
 // The same rule as the spec parser: the "CAP_" spelling only (libcap alone would also take
@@ -209,6 +220,10 @@ Result<CapabilitySets> resolve(const spec::Capabilities& names, int last_cap) {
 
 Status drop_bounding(const CapabilitySets& sets, int last_cap) {
     MR_ASSIGN(Mask keep, mask_of(sets.bounding, "bounding"));
+    if (explain::enabled()) {
+        explain::step(cat("prctl(PR_CAPBSET_DROP) for every capability but ",
+                          names_of(sets.bounding), ": the bounding set"));
+    }
     for (int cap = 0; cap <= last_cap && cap <= highest_representable_cap; ++cap) {
         if ((keep & bit(cap)) != 0) {
             continue;
@@ -246,6 +261,11 @@ Status apply(const CapabilitySets& sets) {
 
     // The raw syscall rather than cap_set_proc(): no libcap allocations in the init, and
     // only this thread is ever meant (the init is single-threaded).
+    if (explain::enabled()) {
+        explain::step(cat("capset(effective ", names_of(sets.effective), ", permitted ",
+                          names_of(sets.permitted), ", inheritable ", names_of(sets.inheritable),
+                          "), ambient ", names_of(sets.ambient), ": every other one is dropped"));
+    }
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     CapData data = to_data(wanted);
     if (::syscall(SYS_capset, &header, data.data()) != 0) {

@@ -1,5 +1,7 @@
 #include "child.hpp"
 
+#include "minirun/explain.hpp"
+
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +30,10 @@ Result<pid_t> clone_with(unsigned long flags) {
     CloneArgs args{};
     args.flags = flags;
     args.exit_signal = SIGCHLD;
+    if (explain::enabled()) {
+        explain::step(cat("clone3(", explain::clone_flag_names(flags),
+                          "): the init starts in its new namespaces"));
+    }
     long pid = ::syscall(SYS_clone3, &args, sizeof(args));
     if (pid < 0 && errno == ENOSYS) {
         pid = ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, 0);

@@ -1,6 +1,7 @@
 #include "limits.hpp"
 
 #include "fs.hpp"
+#include "minirun/explain.hpp"
 #include "minirun/fd.hpp"
 
 #include <fcntl.h>
@@ -54,6 +55,10 @@ Status apply_rlimits(const std::vector<spec::Rlimit>& rlimits) {
     for (size_t i = 0; i < rlimits.size(); ++i) {
         const spec::Rlimit& limit = rlimits[i];
         rlimit value{limit.soft, limit.hard};
+        if (explain::enabled()) {
+            explain::step(
+                cat("setrlimit(", limit.type, ", soft ", limit.soft, ", hard ", limit.hard, ")"));
+        }
         if (::setrlimit(static_cast<__rlimit_resource>(limit.resource), &value) < 0) {
             return Error::from_errno(cat("process.rlimits[", i, "] ", limit.type));
         }

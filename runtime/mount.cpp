@@ -1,6 +1,7 @@
 #include "mount.hpp"
 
 #include "fs.hpp"
+#include "minirun/explain.hpp"
 #include "mount_options.hpp"
 
 #include <fcntl.h>
@@ -32,11 +33,20 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, Syscalls& sys) {
     //    mount is shared any more, so nothing made below can reach the host, and
     //    pivot_root(2), which refuses shared mounts, will work. The configured propagation
     //    itself is applied to the container's own root after pivot_root (finalize_root).
+    if (explain::enabled()) {
+        unsigned long flags = setup_propagation(plan.root_propagation);
+        explain::step(cat("mount(\"/\", ", explain::mount_flag_names(flags),
+                          "): nothing mounted from here on reaches the host"));
+    }
     MR_TRY_WRAP(sys.mount("", "/", "", setup_propagation(plan.root_propagation), ""),
                 "linux.rootfsPropagation: set propagation of /");
 
     // 2. pivot_root(2) needs the new root to be a mount point; a recursive bind of the
     //    rootfs onto itself makes it one, and carries along mounts already below it.
+    if (explain::enabled()) {
+        explain::step(cat("mount(", quoted(plan.rootfs),
+                          " onto itself, MS_BIND|MS_REC): a mount point for pivot_root"));
+    }
     MR_TRY_WRAP(sys.mount(plan.rootfs, plan.rootfs, "", MS_BIND | MS_REC, ""),
                 "bind the rootfs onto itself");
     // Opened after the bind, so the fd is the root of the new mount, and from here on
@@ -69,10 +79,12 @@ Status pivot_into(int root_fd, Syscalls& sys) {
     // pivot_root(".", ".") stacks the old root on top of the new one at "/"; no
     // directory for it is needed inside the rootfs.
     MR_TRY(sys.fchdir(root_fd));
+    explain::step(R"(pivot_root(".", "."): the rootfs becomes /, the old root lies on it)");
     MR_TRY(sys.pivot_root(".", "."));
     // The old root may be shared with the host (rootfsPropagation "shared"): made a
     // slave, its detach below cannot propagate to and unmount anything on the host.
     MR_TRY_WRAP(sys.mount("", ".", "", MS_SLAVE | MS_REC, ""), "make the old root a slave");
+    explain::step("umount2(old root, MNT_DETACH): the host's file system is out of reach");
     MR_TRY_WRAP(sys.umount2(".", MNT_DETACH), "detach the old root");
     return sys.chdir("/");
 }
@@ -84,6 +96,7 @@ Status finalize_root(const Plan& plan, Syscalls& sys) {
         MR_TRY_WRAP(sys.mount("", "/", "", plan.root_propagation, ""), "linux.rootfsPropagation");
     }
     if (plan.spec.root.readonly) {
+        explain::step(R"(mount("/", MS_BIND|MS_REMOUNT|MS_RDONLY): root.readonly)");
         MR_TRY_WRAP(remount_bind("/", MS_RDONLY, sys), "root.readonly");
     }
     return {};

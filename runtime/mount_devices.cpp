@@ -6,6 +6,7 @@
 // mknod(2). Inside one mknod is refused (a user namespace must not create access to
 // devices), so the host's nodes are bind-mounted onto empty files instead.
 #include "fs.hpp"
+#include "minirun/explain.hpp"
 #include "mount.hpp"
 
 #include <fcntl.h>
@@ -118,6 +119,10 @@ Status create_devices(const Plan& plan, int root_fd, Syscalls& sys) {
     };
     devices.insert(devices.end(), plan.spec.linux.devices.begin(), plan.spec.linux.devices.end());
     bool in_user_namespace = plan.has_own(spec::NamespaceType::user);
+    if (explain::enabled()) {
+        explain::step(cat(in_user_namespace ? "mount(host node, MS_BIND)" : "mknodat", " for ",
+                          devices.size(), " devices, and the /dev/fd, stdin, ... links"));
+    }
     for (const spec::Device& device : devices) {
         auto created = in_user_namespace ? bind_host_node(root_fd, device, sys)
                                          : make_node(root_fd, device, sys);

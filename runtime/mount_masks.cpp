@@ -7,6 +7,7 @@
 // mounts[] entry that made it something else (a host file) would be bound over the path
 // instead (CVE-2025-31133 class).
 #include "fs.hpp"
+#include "minirun/explain.hpp"
 #include "mount.hpp"
 
 #include <fcntl.h>
@@ -66,6 +67,9 @@ Status mask_paths(const Plan& plan, Syscalls& sys) {
             return Error::from_errno(where);
         }
         if (S_ISDIR(info.st_mode)) {
+            if (explain::enabled()) {
+                explain::step(cat("mount(\"tmpfs\" on ", paths[i], ", MS_RDONLY): masked"));
+            }
             MR_TRY_WRAP(sys.mount("tmpfs", fs::fd_path(target.get()), "tmpfs", MS_RDONLY, ""),
                         where);
             continue;
@@ -76,6 +80,9 @@ Status mask_paths(const Plan& plan, Syscalls& sys) {
                 return verified.error().wrap(where);
             }
             dev_null = std::move(*verified);
+        }
+        if (explain::enabled()) {
+            explain::step(cat("mount(\"/dev/null\" on ", paths[i], ", MS_BIND): masked"));
         }
         MR_TRY_WRAP(
             sys.mount(fs::fd_path(dev_null.get()), fs::fd_path(target.get()), "", MS_BIND, ""),
@@ -102,6 +109,10 @@ Status make_paths_readonly(const Plan& plan, Syscalls& sys) {
         // A bind of the path onto itself makes it a mount of its own, which alone can then
         // be made read-only.
         std::string path = fs::fd_path(target.get());
+        if (explain::enabled()) {
+            explain::step(cat("mount(", paths[i],
+                              " onto itself, MS_BIND|MS_REC, then MS_REMOUNT|MS_RDONLY)"));
+        }
         MR_TRY_WRAP(sys.mount(path, path, "", MS_BIND | MS_REC, ""), where);
         MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root.get(), paths[i], O_PATH | O_NOFOLLOW));
         MR_TRY_WRAP(remount_bind(fs::fd_path(mounted.get()), MS_RDONLY, sys), where);

@@ -64,7 +64,7 @@ constexpr PropagationWord kPropagationWords[] = {
 } // namespace
 
 std::vector<std::string> known_mount_options() {
-    std::vector<std::string> words = {"bind", "rbind", "rro"};
+    std::vector<std::string> words = {"bind", "rbind", "rro", "tmpcopyup", "notmpcopyup"};
     for (const auto& entry : kFlagWords) {
         words.emplace_back(entry.word);
     }
@@ -94,6 +94,10 @@ MountOptions parse_mount_options(const std::vector<std::string>& options) {
         if (option == "rro") {
             out.flags |= MS_RDONLY;
             out.recursive_readonly = true;
+            continue;
+        }
+        if (option == "tmpcopyup" || option == "notmpcopyup") {
+            out.tmpcopyup = option == "tmpcopyup";
             continue;
         }
         if (unsigned long propagation = propagation_flags(option); propagation != 0) {

@@ -20,6 +20,7 @@ struct MountOptions {
     bool bind = false;               // "bind" or "rbind"
     bool recursive = false;          // "rbind"
     bool recursive_readonly = false; // "rro"
+    bool tmpcopyup = false; // tmpfs starts with a copy of the directory it covers (runc, crun)
 };
 
 MountOptions parse_mount_options(const std::vector<std::string>& options);

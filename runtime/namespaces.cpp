@@ -1,5 +1,7 @@
 #include "namespaces.hpp"
 
+#include "minirun/explain.hpp"
+
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <sched.h>
@@ -90,6 +92,9 @@ Status join_namespaces(const std::vector<OpenNamespace>& namespaces) {
 Status unshare_remaining(const Plan& plan) {
     if (plan.unshare_flags == 0) {
         return {};
+    }
+    if (explain::enabled()) {
+        explain::step(cat("unshare(", explain::clone_flag_names(plan.unshare_flags), ")"));
     }
     return check_syscall(::unshare(static_cast<int>(plan.unshare_flags)),
                          "unshare the container's namespaces");

@@ -1,5 +1,6 @@
 #include "process.hpp"
 
+#include "minirun/explain.hpp"
 #include "minirun/fd.hpp"
 #include "mountinfo.hpp"
 
@@ -130,6 +131,10 @@ Status exec(const std::string& path, const spec::Process& process, int preserve_
     auto first = static_cast<unsigned>(3 + preserve_fds);
     if (::syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
         return Error::from_errno("mark inherited fds close-on-exec");
+    }
+    if (explain::enabled()) {
+        explain::step(cat("execve(", quoted(path), ", ", process.args.size(), " args, ",
+                          process.env.size(), " env): the container's process"));
     }
     ::execve(path.c_str(), argv.data(), envp.data());
     return Error::from_errno(cat("exec ", quoted(path)));

@@ -1,6 +1,7 @@
 #include "security.hpp"
 
 #include "fs.hpp"
+#include "minirun/explain.hpp"
 #include "minirun/log.hpp"
 #include "user.hpp"
 
@@ -57,6 +58,11 @@ Status apply_lsm_labels(const ProcessSecurity& security) {
 Status load_seccomp(const ProcessSecurity& security, const ListenerState& listener) {
     if (security.seccomp.empty()) {
         return {};
+    }
+    if (explain::enabled()) {
+        size_t rules = security.seccomp.rule_count();
+        explain::step(cat("seccomp(SECCOMP_SET_MODE_FILTER): load the filter, ", rules,
+                          rules == 1 ? " rule" : " rules"));
     }
     MR_ASSIGN(UniqueFd notify, security.seccomp.load());
     if (notify && listener.socket >= 0) {
@@ -125,6 +131,7 @@ Status drop_privileges(const ProcessSecurity& security, const spec::User& user, 
         MR_TRY(caps::apply(*security.capabilities));
     }
     if (security.no_new_privileges) {
+        explain::step("prctl(PR_SET_NO_NEW_PRIVS, 1): no exec can gain privileges");
         MR_TRY(check_syscall(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "process.noNewPrivileges"));
     }
     return {};

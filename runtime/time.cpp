@@ -1,6 +1,7 @@
 #include "time.hpp"
 
 #include "fs.hpp"
+#include "minirun/explain.hpp"
 #include "minirun/fd.hpp"
 
 #include <fcntl.h>
@@ -10,6 +11,10 @@
 namespace minirun::runtime::time_ns {
 
 Status enter_new_time_namespace(const Plan& plan) {
+    if (explain::enabled()) {
+        explain::step(cat("unshare(CLONE_NEWTIME), write timens_offsets ",
+                          quoted(plan.time_offsets), ", setns(time_for_children)"));
+    }
     MR_TRY(check_syscall(::unshare(CLONE_NEWTIME), "unshare time namespace"));
     if (!plan.time_offsets.empty()) {
         // The init is non-dumpable, which makes its /proc files belong to the host's root:

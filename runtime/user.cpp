@@ -1,6 +1,7 @@
 #include "user.hpp"
 
 #include "fs.hpp"
+#include "minirun/explain.hpp"
 
 #include <unistd.h>
 
@@ -14,7 +15,13 @@ Status write_id_maps(pid_t init_pid, const Plan& plan) {
     if (::geteuid() != 0) {
         MR_TRY_WRAP(fs::write_file(proc + "setgroups", "deny"), "user namespace");
     }
+    if (explain::enabled()) {
+        explain::step(cat("write ", proc, "gid_map: ", quoted(plan.gid_map)));
+    }
     MR_TRY_WRAP(fs::write_file(proc + "gid_map", plan.gid_map), "linux.gidMappings");
+    if (explain::enabled()) {
+        explain::step(cat("write ", proc, "uid_map: ", quoted(plan.uid_map)));
+    }
     MR_TRY_WRAP(fs::write_file(proc + "uid_map", plan.uid_map), "linux.uidMappings");
     return {};
 }
@@ -35,6 +42,10 @@ Status apply_process_identity(const spec::User& user, Syscalls& sys) {
         if (!(groups.empty() && status.error().errno_value() == EPERM)) {
             return status.error().wrap("process.user.additionalGids");
         }
+    }
+    if (explain::enabled()) {
+        explain::step(cat("setgroups(", groups.size(), " groups), setresgid(", user.gid,
+                          "), setresuid(", user.uid, ")"));
     }
     MR_TRY_WRAP(sys.setresgid(user.gid), "process.user.gid");
     MR_TRY_WRAP(sys.setresuid(user.uid), "process.user.uid");

@@ -61,3 +61,10 @@ TEST_CASE("mount options: locked flags follow statvfs", "[mount]") {
     CHECK(locked_mount_flags(ST_RDONLY | ST_RELATIME) == (MS_RDONLY | MS_RELATIME));
     CHECK(locked_mount_flags(0) == 0);
 }
+
+TEST_CASE("mount options: tmpcopyup is a flag, not tmpfs data", "[mount]") {
+    auto options = parse_mount_options({"rw", "nosuid", "tmpcopyup", "size=64k"});
+    CHECK(options.tmpcopyup);
+    CHECK(options.data == "size=64k");
+    CHECK_FALSE(parse_mount_options({"tmpcopyup", "notmpcopyup"}).tmpcopyup);
+}

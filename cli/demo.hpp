@@ -1,0 +1,213 @@
+// `mini-run demo <namespace>`: one namespace at a time, in a real container.
+//
+// Each demo writes a temporary bundle (the example busybox config.json with only a mount
+// namespace and the one being shown), runs it with this very binary (`mini-run run`) under
+// a temporary --root, and prints what the container sees next to what the host sees. What
+// a demo makes (container, state, bundle, veth pair, message queue) is removed at the end,
+// also when it fails or is interrupted: SIGINT, SIGTERM and SIGHUP are blocked for the
+// demo's lifetime and read from a signalfd, so Ctrl-C turns into an orderly cleanup.
+//
+// demo.cpp has the command and the demos; demo_session.cpp the machinery below.
+#pragma once
+
+#include "commands.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace minirun::cli {
+
+CommandRunner add_demo_command(CLI::App& app, GlobalOptions& global);
+
+namespace demo {
+
+using Seconds = std::chrono::seconds;
+
+// Ctrl-C (or SIGTERM, SIGHUP) while a demo runs: unwinds to the cleanup.
+struct Interrupted {};
+
+// Something the demo needed did not happen; the message says what.
+class Failure : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT (and ignores SIGPIPE) while it lives; the
+// blocked signals are read from a signalfd. Children get the original mask back.
+class Signals {
+public:
+    Signals();
+    Signals(const Signals&) = delete;
+    Signals& operator=(const Signals&) = delete;
+    ~Signals();
+
+    [[nodiscard]] int fd() const { return fd_; }
+    // Throws Interrupted when one of the signals has arrived.
+    void check() const;
+    // For a forked child, before exec: the original mask and dispositions.
+    void restore_in_child() const;
+
+private:
+    int fd_ = -1;
+    sigset_t original_{};
+    struct sigaction original_pipe_ {};
+};
+
+// Headings and facts on stdout, with colour when it is a terminal (and NO_COLOR unset).
+class Output {
+public:
+    Output();
+    void heading(std::string_view title) const;
+    void text(std::string_view paragraph) const; // narration, indented
+    void field(std::string_view label, std::string_view value) const;
+    void inside(std::string_view what, std::string_view value) const;
+    void host(std::string_view what, std::string_view value) const;
+    void command(std::string_view line) const; // "host    $ ip link add ..."
+    // "/proc/self/ns/uts  inside uts:[...]  host uts:[...]  (different)"
+    void ns_compare(std::string_view name, std::string_view inside, std::string_view host) const;
+    void good(std::string_view fact) const; // a fact that held
+    void bad(std::string_view fact) const;  // one that did not
+    void note(std::string_view text) const; // dimmed
+
+private:
+    [[nodiscard]] std::string paint(std::string_view code, std::string_view text) const;
+    bool colour_ = false;
+};
+
+// A child process (fork/exec, its own process group so a terminal's Ctrl-C reaches only
+// the demo), its stdin, stdout and stderr on pipes. Destroying one that still runs
+// SIGKILLs that pid and reaps it.
+class Process {
+public:
+    Process(const std::vector<std::string>& argv, const Signals& signals);
+    Process(const Process&) = delete;
+    Process& operator=(const Process&) = delete;
+    ~Process();
+
+    [[nodiscard]] pid_t pid() const { return pid_; }
+    [[nodiscard]] bool exited() const { return exited_; }
+    [[nodiscard]] const std::string& out() const { return out_; }
+    [[nodiscard]] const std::string& err() const { return err_; }
+
+    void send(std::string_view text) const;
+    // Reads until a line starting with `marker` is on stdout. Throws Failure on timeout or
+    // when the process ends first, Interrupted on a signal.
+    void wait_for(std::string_view marker, Seconds timeout = Seconds(30));
+    // Closes stdin, reads everything, reaps. The exit code (128+N for signal N); Failure
+    // after `timeout` (the process is killed).
+    int wait(Seconds timeout = Seconds(30));
+    // SIGKILL (this pid) and reap, without reading.
+    void kill_and_reap();
+
+private:
+    void pump(int timeout_ms);
+    void reap(bool block);
+
+    const Signals* signals_;
+    pid_t pid_ = -1;
+    int in_ = -1;
+    int out_fd_ = -1;
+    int err_fd_ = -1;
+    bool exited_ = false;
+    int status_ = 0;
+    std::string out_;
+    std::string err_;
+};
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+// Runs a host command to completion.
+CommandResult run_command(const std::vector<std::string>& argv, const Signals& signals);
+
+// What every demo needs: where the example lives, the output, the signals.
+struct Context {
+    Output out;
+    Signals* signals = nullptr;
+    std::string source_dir;     // mini-run's source tree
+    std::string rootfs;         // the example rootfs, absolute
+    nlohmann::json base_config; // the example config.json
+    std::string self;           // this binary
+    bool step = false;          // --step: wait for Enter while the container runs
+};
+
+// With --step: says what there is to look at and waits for Enter on stdin (or its end).
+void pause_here(const Context& context, std::string_view hint);
+
+// Finds the example bundle (building its rootfs when missing) and fills the context.
+void prepare_context(Context& context);
+
+// One container: a temporary directory with bundle/config.json and state/ (the --root),
+// a container id that carries the marker "mini-run-demo-", and the cleanup of everything.
+class Session {
+public:
+    Session(Context& context, std::string_view name);
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    ~Session();
+
+    nlohmann::json config;
+    [[nodiscard]] const std::string& dir() const { return dir_; }
+    [[nodiscard]] const std::string& id() const { return id_; }
+    [[nodiscard]] std::string root() const { return dir_ + "/state"; }
+    [[nodiscard]] std::string bundle() const { return dir_ + "/bundle"; }
+
+    // linux.namespaces = mount + these; hostname and the mqueue mount only with their
+    // namespaces.
+    void set_namespaces(const std::vector<std::string>& types);
+    void add_capabilities(const std::vector<std::string>& caps);
+    // process.args = sh -c SCRIPT ID (the id shows in the shell's command line).
+    void set_script(const std::string& script);
+
+    // Writes config.json and starts `mini-run --root STATE run --bundle BUNDLE ID`.
+    Process& start();
+    // The container's init as the host sees it (from `state`).
+    pid_t init_pid() const;
+    // Lets the container's script go on (one line on its stdin) and waits for `marker`.
+    void resume(std::string_view marker = {});
+    // Waits for the container to exit; Failure unless it exits 0.
+    void finish();
+
+    // Runs at cleanup, newest first, after the container is gone.
+    void on_cleanup(std::string what, std::function<void()> action);
+
+    // "@key value" lines of the container's output: the value after "@key ".
+    [[nodiscard]] std::string value(std::string_view key) const;
+    // The lines between "@key" and "@end".
+    [[nodiscard]] std::vector<std::string> block(std::string_view key) const;
+
+private:
+    void cleanup() noexcept;
+
+    Context* context_;
+    std::string dir_;
+    std::string id_;
+    std::unique_ptr<Process> run_;
+    std::vector<std::pair<std::string, std::function<void()>>> cleanups_;
+};
+
+// Small helpers.
+std::string host_ns(std::string_view name); // readlink /proc/self/ns/NAME
+std::string read_text(const std::string& path);
+std::vector<std::string> lines_of(std::string_view text);
+std::string trim(std::string_view text);
+// Single quotes for a shell script.
+std::string shell_quote(std::string_view text);
+// Removes a directory tree without crossing into other mounts.
+void remove_tree(const std::string& path);
+
+} // namespace demo
+} // namespace minirun::cli

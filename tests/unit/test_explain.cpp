@@ -1,0 +1,33 @@
+// --explain's texts: the flag names and the numbered line.
+#include "minirun/explain.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sched.h>
+#include <sys/mount.h>
+
+using namespace minirun;
+
+TEST_CASE("explain: clone flags by name", "[explain]") {
+    CHECK(explain::clone_flag_names(0) == "0");
+    CHECK(explain::clone_flag_names(CLONE_NEWNS | CLONE_NEWPID) == "CLONE_NEWNS|CLONE_NEWPID");
+    CHECK(explain::clone_flag_names(CLONE_NEWUSER | CLONE_NEWCGROUP | CLONE_NEWTIME) ==
+          "CLONE_NEWUSER|CLONE_NEWCGROUP|CLONE_NEWTIME");
+    // Bits without a name are shown in hex.
+    CHECK(explain::clone_flag_names(CLONE_NEWNET | CLONE_VM) == "CLONE_NEWNET|0x100");
+}
+
+TEST_CASE("explain: mount flags by name", "[explain]") {
+    CHECK(explain::mount_flag_names(0) == "0");
+    CHECK(explain::mount_flag_names(MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY) ==
+          "MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC");
+    CHECK(explain::mount_flag_names(MS_BIND | MS_REC) == "MS_BIND|MS_REC");
+    CHECK(explain::mount_flag_names(MS_PRIVATE | MS_REC) == "MS_REC|MS_PRIVATE");
+}
+
+TEST_CASE("explain: one numbered line per step, off by default", "[explain]") {
+    CHECK(explain::format_line(7, "init", "pivot_root(\".\", \".\")") ==
+          "[explain] 7. init: pivot_root(\".\", \".\")\n");
+    CHECK_FALSE(explain::enabled());
+    explain::step("not printed"); // off: no output, no counter
+}
