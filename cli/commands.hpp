@@ -18,6 +18,7 @@ struct GlobalOptions {
     std::string log_format = "text";
     bool debug = false;
     bool systemd_cgroup = false;
+    bool no_cgroups = false; // --cgroup-manager disabled
     std::string rootless = "auto";
 };
 

@@ -30,6 +30,7 @@ CommandRunner add_create_command(CLI::App& app, GlobalOptions& global) {
     return [options, &global]() {
         options->root = global.root;
         options->systemd_cgroup = global.systemd_cgroup;
+        options->no_cgroups = global.no_cgroups;
         if (auto created = create_container(*options); !created) {
             return fail(created.error().message());
         }

@@ -6,6 +6,8 @@
 #include "minirun/runtime.hpp"
 #include "sealed_exe.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <iostream>
 #include <vector>
@@ -24,7 +26,33 @@ std::string version_text() {
                "\nspec: ", kSpecVersion);
 }
 
+// The subcommand, found without building the parser: global options with a value
+// ("--root DIR") are skipped, "--root=DIR" is one word.
+std::string_view subcommand_of(int argc, char** argv) {
+    constexpr std::array<std::string_view, 5> kWithValue = {"--root", "--log", "--log-format",
+                                                            "--rootless", "--cgroup-manager"};
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        if (std::find(kWithValue.begin(), kWithValue.end(), arg) != kWithValue.end()) {
+            ++i;
+        } else if (!arg.starts_with('-')) {
+            return arg;
+        }
+    }
+    return {};
+}
+
 int main_impl(int argc, char** argv) {
+    // Commands that put processes into containers run from a protected view of mini-run
+    // (runtime/sealed_exe.hpp). The re-exec starts main() over, so it comes first, before
+    // any work that would then be done twice.
+    if (std::string_view name = subcommand_of(argc, argv);
+        name == "create" || name == "run" || name == "exec") {
+        if (auto sealed = runtime::ensure_sealed_binary(argv); !sealed) {
+            return fail(sealed.error().message());
+        }
+    }
+
     CLI::App app{"mini-run: a small, readable and fast OCI container runtime"};
     app.name("mini-run");
     app.set_version_flag("--version,-v", version_text());
@@ -48,8 +76,7 @@ int main_impl(int argc, char** argv) {
     app.add_option("--rootless", global.rootless, "true, false or auto")
         ->check(CLI::IsMember({"true", "false", "auto"}));
     // crun's spelling, which podman passes to the runtimes in runtime_supports_nocgroup.
-    // "disabled" comes with a config without cgroupsPath: the container gets mini-run's
-    // default cgroup.
+    // "disabled": the container stays in the caller's cgroups (conmon's), as with crun.
     std::string cgroup_manager;
     app.add_option("--cgroup-manager", cgroup_manager, "cgroupfs, systemd or disabled")
         ->check(CLI::IsMember({"cgroupfs", "systemd", "disabled"}));
@@ -117,6 +144,7 @@ int main_impl(int argc, char** argv) {
     }
 
     global.systemd_cgroup = global.systemd_cgroup || cgroup_manager == "systemd";
+    global.no_cgroups = cgroup_manager == "disabled";
 
     log::Options log_options;
     log_options.file = global.log_file;
@@ -129,14 +157,6 @@ int main_impl(int argc, char** argv) {
     for (auto& [subcommand, runner] : commands) {
         if (!subcommand->parsed()) {
             continue;
-        }
-        // Commands that put processes into containers run from a sealed copy of
-        // mini-run (runtime/sealed_exe.hpp). The re-exec starts main() over.
-        const std::string& name = subcommand->get_name();
-        if (name == "create" || name == "run" || name == "exec") {
-            if (auto sealed = runtime::ensure_sealed_binary(argv); !sealed) {
-                return fail(sealed.error().message());
-            }
         }
         if (explain_steps) {
             explain::enable();

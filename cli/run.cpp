@@ -15,6 +15,7 @@ CommandRunner add_run_command(CLI::App& app, GlobalOptions& global) {
     return [options, &global]() {
         options->root = global.root;
         options->systemd_cgroup = global.systemd_cgroup;
+        options->no_cgroups = global.no_cgroups;
         auto exit_code = run_container(*options);
         if (!exit_code) {
             return fail(exit_code.error().message());

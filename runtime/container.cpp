@@ -82,6 +82,11 @@ private:
 Result<runtime::cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options) {
     namespace cgroup = runtime::cgroup;
     const spec::Linux& linux = plan.spec.linux;
+    // An engine that manages the cgroups itself (podman --cgroups=disabled) keeps the
+    // container where it put the caller, as crun does.
+    if (options.no_cgroups) {
+        return cgroup::Cgroup();
+    }
     if (::geteuid() != 0) {
         if (linux.resources) {
             log::warning("not running as root: linux.resources are not applied");

@@ -5,8 +5,10 @@
 // container that opened that link in time could keep the fd and, once mini-run exited,
 // write through it: the next `mini-run` anyone runs on the host would be the attacker's.
 // So the commands that put processes into containers (create, run, exec) first re-execute
-// themselves from an in-memory copy of the binary, sealed so that nobody can ever change
-// it; /proc/<pid>/exe then leads only to that copy. Being non-dumpable while mini-run code
+// themselves from a view of the binary that nobody can write through: the binary's
+// directory on a detached, read-only overlayfs with no upper layer (a few mount calls), or,
+// where that cannot be mounted (no CAP_SYS_ADMIN), an in-memory copy sealed against any
+// change. /proc/<pid>/exe then leads only there. Being non-dumpable while mini-run code
 // runs in the container adds a second wall (init.cpp, exec.cpp).
 #pragma once
 
@@ -14,9 +16,9 @@
 
 namespace minirun::runtime {
 
-// Returns at once when the process already runs from a sealed copy; otherwise makes one
-// and execs it with the same arguments and environment (and does not return unless that
-// fails).
+// Returns at once when the process already runs from a protected view (or a read-only
+// file system); otherwise execs one with the same arguments and environment (and does not
+// return unless that fails).
 Status ensure_sealed_binary(char** argv);
 
 } // namespace minirun::runtime

@@ -1,10 +1,10 @@
 #include "minirun/state.hpp"
 
 #include "fs.hpp"
+#include "mountinfo.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -297,23 +297,17 @@ Result<uint64_t> process_start_time(pid_t pid) {
 }
 
 std::string owner_name(uid_t uid) {
-    long suggested = ::sysconf(_SC_GETPW_R_SIZE_MAX);
-    size_t size = suggested > 0 ? static_cast<size_t>(suggested) : 1024;
-    // Entries larger than the suggested size exist (long gecos fields, NSS modules); grow on
-    // ERANGE, within reason.
-    constexpr size_t kMaxBuffer = size_t{1} << 20;
-    for (; size <= kMaxBuffer; size *= 2) {
-        std::vector<char> buffer(size);
-        passwd entry{};
-        passwd* found = nullptr;
-        int rc = ::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found);
-        if (rc == ERANGE) {
-            continue;
+    // /etc/passwd itself rather than getpwuid(): NSS modules would be loaded into a
+    // statically linked runtime on every create, for a name that is only ever shown.
+    auto text = fs::read_file("/etc/passwd");
+    if (text) {
+        std::string wanted = std::to_string(uid);
+        for (std::string_view line : fs::split(*text, '\n')) {
+            auto fields = fs::split(line, ':');
+            if (fields.size() >= 3 && fields[2] == wanted && !fields[0].empty()) {
+                return std::string(fields[0]);
+            }
         }
-        if (rc == 0 && found != nullptr && found->pw_name != nullptr) {
-            return found->pw_name;
-        }
-        break;
     }
     return std::to_string(uid);
 }

@@ -34,6 +34,7 @@ struct CreateOptions {
     std::string console_socket;  // receives the pty master when process.terminal is set
     int preserve_fds = 0;        // fds 3 .. 3+N-1 are passed to the container
     bool systemd_cgroup = false; // linux.cgroupsPath is "slice:prefix:name"
+    bool no_cgroups = false;     // --cgroup-manager disabled: stay in the caller's cgroups
 };
 
 // Sets the container up completely; its init then waits for `start` before running the
