@@ -6,6 +6,7 @@
 #   2. configures and builds everything into build/ (RelWithDebInfo, -Werror),
 #   3. builds the example rootfs (scripts/make-rootfs.sh),
 #   4. runs the unit and integration tests (ctest),
+#   4b. has podman and containerd drive build/mini-run (scripts/engines-test.sh; installs them),
 #   5. builds and runs the unit tests with AddressSanitizer and UBSan in build-asan/,
 #   6. checks the formatting of every C++ file (clang-format),
 #   7. runs clang-tidy over src/ runtime/ cli/ when the repo has a .clang-tidy.
@@ -96,6 +97,7 @@ step "build" cmake --build build -j "$JOBS"
 step "example rootfs" scripts/make-rootfs.sh
 step "unit and integration tests (ctest)" \
     ctest --test-dir build --output-on-failure --timeout 1200
+step "engines (podman, containerd)" scripts/engines-test.sh build/mini-run
 step "configure build-asan/ (ASan, UBSan)" \
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMINIRUN_SANITIZE=ON -DMINIRUN_TESTS=ON
 step "build unit tests with sanitizers" cmake --build build-asan -j "$JOBS" --target minirun-unit
