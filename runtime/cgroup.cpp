@@ -326,7 +326,7 @@ Status refuse_busy(const std::string& key, const std::string& dir) {
     return {};
 }
 
-Status make_directory(const std::string& key, const std::string& dir) {
+Status make_directory_once(const std::string& key, const std::string& dir) {
     std::vector<std::string> missing;
     for (std::string level = dir; !is_directory(level); level = fs::split_parent(level).first) {
         if (level == "/" || level == ".") {
@@ -347,6 +347,18 @@ Status make_directory(const std::string& key, const std::string& dir) {
         enable_v2_controllers(dir);
     }
     return {};
+}
+
+// A delete elsewhere may remove the shared default parent just after we saw it (see
+// remove()): the mkdir below it then fails with ENOENT, and the chain is made again.
+Status make_directory(const std::string& key, const std::string& dir) {
+    constexpr int kAttempts = 5;
+    for (int attempt = 1;; ++attempt) {
+        Status made = make_directory_once(key, dir);
+        if (made || made.error().errno_value() != ENOENT || attempt == kAttempts) {
+            return made;
+        }
+    }
 }
 
 // A hierarchy's root holds the whole host: nothing here may ever kill or remove there.
@@ -747,6 +759,13 @@ Status Cgroup::remove() const {
     for (const auto& [key, dir] : paths_) {
         if (auto removed = remove_tree(dir); !removed && result.ok()) {
             result = removed;
+        }
+        // The default parent, "/mini-run", goes with its last container, so that no
+        // directory of ours stays behind. It fails harmlessly (EBUSY, ENOTEMPTY) while
+        // other containers live there.
+        std::string parent = fs::split_parent(dir).first;
+        if (fs::split_parent(parent).second == kDefaultParent && !is_hierarchy_root(parent)) {
+            (void)::rmdir(parent.c_str());
         }
     }
     return result;

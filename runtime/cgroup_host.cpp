@@ -197,7 +197,7 @@ Result<std::string> resolve_path(std::string_view cgroups_path, std::string_view
         return resolve_systemd(cgroups_path, id);
     }
     if (cgroups_path.empty()) {
-        return cat("/mini-run/", id);
+        return cat("/", kDefaultParent, "/", id);
     }
     // runc cleans ".." away lexically; refusing it is plainer, since a path that climbs
     // out of the runtime's own cgroup is a mistake either way.

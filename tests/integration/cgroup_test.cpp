@@ -84,6 +84,16 @@ void delete_and_check_cgroups(Runtime& runtime, const std::string& id) {
     auto left = cgroup_dirs("/mini-run/" + id);
     INFO("left behind: " << nlohmann::json(left).dump());
     CHECK(left.empty());
+    // The shared default parent goes with its last container: where it is still there,
+    // another container must live in it.
+    for (const std::string& parent : cgroup_dirs("/mini-run")) {
+        bool holds_a_container = false;
+        for (const auto& entry : stdfs::directory_iterator(parent)) {
+            holds_a_container = holds_a_container || entry.is_directory();
+        }
+        INFO("empty default parent left behind: " << parent);
+        CHECK(holds_a_container);
+    }
 }
 
 } // namespace
