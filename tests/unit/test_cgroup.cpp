@@ -727,3 +727,80 @@ TEST_CASE("cgroup on this machine: create, limit, enter, freeze, remove", "[cgro
         CHECK_FALSE(stdfs::exists(dir));
     }
 }
+
+// The v2 driver on a real cgroup2 mount: this machine's /sys/fs/cgroup/unified (hybrid,
+// hugetlb only) or a unified host's /sys/fs/cgroup. Only the v2 directory is used, so
+// freezing and killing go through cgroup.freeze and cgroup.kill.
+TEST_CASE("cgroup v2 on this machine: placement, cgroup.freeze, cgroup.kill, hugetlb",
+          "[cgroup-root]") {
+    if (::geteuid() != 0) {
+        WARN("not root: skipped");
+        return;
+    }
+    auto host = detect_host();
+    REQUIRE(host);
+    std::string mount;
+    std::string key;
+    for (const Hierarchy& hierarchy : host->hierarchies) {
+        if (hierarchy.v2) {
+            mount = hierarchy.mount_point;
+            key = hierarchy.key;
+        }
+    }
+    if (mount.empty()) {
+        WARN("no cgroup2 mount: skipped");
+        return;
+    }
+    std::string dir = mount + "/mini-run-unittest-v2-" + std::to_string(::getpid());
+    Cgroup cgroup = Cgroup::from_paths({{key, dir}});
+    struct Cleanup {
+        const Cgroup& cgroup;
+        pid_t child = -1;
+        ~Cleanup() {
+            if (child > 0) {
+                ::kill(child, SIGKILL);
+                ::waitpid(child, nullptr, 0);
+            }
+            (void)cgroup.thaw();
+            (void)cgroup.remove();
+        }
+    } cleanup{cgroup};
+    REQUIRE(cgroup.create());
+    if (stdfs::exists(dir + "/hugetlb.2MB.max")) {
+        spec::Resources resources;
+        resources.hugepage_limits.push_back({"2MB", 4 << 20});
+        REQUIRE(cgroup.apply(resources));
+        CHECK(get(dir + "/hugetlb.2MB.max") == "4194304\n");
+    }
+
+    cleanup.child = ::fork();
+    pid_t child = cleanup.child;
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        for (;;) {
+            ::pause();
+        }
+    }
+    REQUIRE(cgroup.enter(child));
+    CHECK(get(dir + "/cgroup.procs") == std::to_string(child) + "\n");
+    std::string membership = get("/proc/" + std::to_string(child) + "/cgroup");
+    std::string relative = dir.substr(mount.size());
+    CHECK(membership.find("0::" + relative + "\n") != std::string::npos);
+
+    REQUIRE(cgroup.freeze());
+    CHECK(*cgroup.frozen());
+    CHECK(get(dir + "/cgroup.freeze") == "1\n");
+    CHECK(get(dir + "/cgroup.events").find("frozen 1") != std::string::npos);
+    REQUIRE(cgroup.thaw());
+    CHECK_FALSE(*cgroup.frozen());
+
+    // remove() kills what is left: with cgroup.kill where the kernel has it.
+    CHECK(stdfs::exists(dir + "/cgroup.kill"));
+    REQUIRE(cgroup.remove());
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    cleanup.child = -1;
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGKILL);
+    CHECK_FALSE(stdfs::exists(dir));
+}
