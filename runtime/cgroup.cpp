@@ -564,8 +564,11 @@ Status Cgroup::apply(const spec::Resources& resources, bool updating) {
     return {};
 }
 
-Status Cgroup::enter(pid_t pid) const {
+Status Cgroup::enter(pid_t pid, bool except_v2) const {
     for (const auto& [key, dir] : paths_) {
+        if (except_v2 && is_v2_key(key)) {
+            continue;
+        }
         MR_TRY_WRAP(files::write(dir, "cgroup.procs", cat(pid)),
                     cat("move process ", pid, " into cgroup ", quoted(dir)));
     }

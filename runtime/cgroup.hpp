@@ -113,8 +113,9 @@ public:
     // container (v1 memory limit and swap are then written in the order that keeps
     // memory.limit <= memsw.limit valid).
     Status apply(const spec::Resources& resources, bool updating = false);
-    // Moves `pid` into every directory (cgroup.procs).
-    Status enter(pid_t pid) const;
+    // Moves `pid` into every directory (cgroup.procs); with `except_v2`, into the v1 ones
+    // only (it was born in the cgroup2 one, clone3 CLONE_INTO_CGROUP).
+    Status enter(pid_t pid, bool except_v2 = false) const;
     // O_PATH|O_DIRECTORY|O_CLOEXEC fd of the v2 directory (for clone3 CLONE_INTO_CGROUP),
     // ENOENT when there is no v2 directory.
     [[nodiscard]] Result<UniqueFd> open_v2_dir() const;

@@ -12,7 +12,7 @@
 namespace minirun::runtime {
 namespace {
 
-// The kernel's struct clone_args, version 0 (64 bytes).
+// The kernel's struct clone_args, version 2 (88 bytes: set_tid and cgroup added).
 struct CloneArgs {
     uint64_t flags;
     uint64_t pidfd;
@@ -22,19 +22,43 @@ struct CloneArgs {
     uint64_t stack;
     uint64_t stack_size;
     uint64_t tls;
+    uint64_t set_tid;
+    uint64_t set_tid_size;
+    uint64_t cgroup;
 };
+
+#ifndef CLONE_INTO_CGROUP
+constexpr uint64_t CLONE_INTO_CGROUP = 0x200000000ULL;
+#endif
 
 } // namespace
 
-Result<pid_t> clone_with(unsigned long flags) {
+Result<pid_t> clone_with(unsigned long flags, int cgroup_fd, bool* born_in_cgroup) {
     CloneArgs args{};
     args.flags = flags;
     args.exit_signal = SIGCHLD;
     if (explain::enabled()) {
         explain::step(cat("clone3(", explain::clone_flag_names(flags),
+                          cgroup_fd >= 0 ? "|CLONE_INTO_CGROUP" : "",
                           "): the init starts in its new namespaces"));
     }
-    long pid = ::syscall(SYS_clone3, &args, sizeof(args));
+    long pid = -1;
+    if (cgroup_fd >= 0) {
+        // Born in its cgroup, the child never migrates: a migration takes the cgroup
+        // threadgroup lock for writing, which waits for an RCU grace period.
+        CloneArgs into = args;
+        into.flags |= CLONE_INTO_CGROUP;
+        into.cgroup = static_cast<uint64_t>(cgroup_fd);
+        pid = ::syscall(SYS_clone3, &into, sizeof(into));
+        if (pid >= 0 && born_in_cgroup != nullptr) {
+            *born_in_cgroup = true;
+        }
+    }
+    // Older kernels (E2BIG: a larger struct than they know; ENOSYS) or a cgroup the
+    // kernel will not take the child into: the plain clone, and the parent moves it.
+    if (pid < 0) {
+        pid = ::syscall(SYS_clone3, &args, sizeof(args));
+    }
     if (pid < 0 && errno == ENOSYS) {
         pid = ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, 0);
     }

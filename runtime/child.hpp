@@ -12,7 +12,11 @@ namespace minirun::runtime {
 // clone3() (clone() on older kernels) with `flags` (CLONE_NEW*), like fork(): 0 in the
 // child, its pid in the parent. Without CLONE_VM or a new stack the child runs on a copy
 // of our memory, so it can read everything the parent prepared.
-Result<pid_t> clone_with(unsigned long flags);
+//
+// With `cgroup_fd` (a cgroup2 directory) the child is born in that cgroup
+// (CLONE_INTO_CGROUP, Linux 5.7): nothing has to move it there afterwards. Where the
+// kernel refuses that, the child is cloned without it, and `*born_in_cgroup` says which.
+Result<pid_t> clone_with(unsigned long flags, int cgroup_fd = -1, bool* born_in_cgroup = nullptr);
 
 // A child until it is handed over: on any early return it is SIGKILLed and reaped, so a
 // failure leaves no process behind (and its mounts die with its mount namespace).

@@ -130,10 +130,11 @@ Status limit_cgroup(const Plan& plan, runtime::cgroup::Cgroup& cgroup) {
     return {};
 }
 
-// Clones the init with the plan's namespace flags; the child runs init.cpp and never
-// returns here.
-Result<pid_t> clone_init(const Plan& plan, runtime::InitContext& context, SyncSocket& parent_end) {
-    MR_ASSIGN(pid_t pid, runtime::clone_with(plan.clone_flags)); // child.cpp
+// Clones the init with the plan's namespace flags, straight into its cgroup2 directory
+// where there is one; the child runs init.cpp and never returns here.
+Result<pid_t> clone_init(const Plan& plan, runtime::InitContext& context, SyncSocket& parent_end,
+                         int cgroup_fd, bool& born_in_cgroup) {
+    MR_ASSIGN(pid_t pid, runtime::clone_with(plan.clone_flags, cgroup_fd, &born_in_cgroup));
     if (pid == 0) {
         // Our copy of the parent's end must go, or the init would never see EOF from a
         // parent that died.
@@ -270,9 +271,12 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     context.parent_waits_for_exec = mode.parent_waits_for_exec;
     context.security = &security;
     runtime::ScopedChild init;
+    bool born_in_cgroup = false;
     {
+        auto v2_dir = cgroup.open_v2_dir();
         MR_ASSIGN(auto in_pid_namespace, runtime::pid::JoinedForChildren::enter(plan)); // pid.cpp
-        MR_ASSIGN(pid_t pid, clone_init(plan, context, sync));
+        MR_ASSIGN(pid_t pid,
+                  clone_init(plan, context, sync, v2_dir ? v2_dir->get() : -1, born_in_cgroup));
         init.reset(pid);
     }
     context.sync.close();
@@ -283,7 +287,7 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
 
     // 5. The parent's share of the setup, while the init waits: its cgroups before
     //    anything it does is counted, then its id maps.
-    if (auto entered = cgroup.enter(init.get()); !entered) {
+    if (auto entered = cgroup.enter(init.get(), born_in_cgroup); !entered) {
         return entered.error().wrap("move the init into its cgroups");
     }
     if (plan.creates(spec::NamespaceType::user)) {

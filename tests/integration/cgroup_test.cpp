@@ -502,3 +502,23 @@ TEST_CASE("cgroups: delete --force cleans up after a create that was killed midw
     }
     reap_orphans();
 }
+
+TEST_CASE("cgroups: the init is born in its cgroup2 directory (clone3 CLONE_INTO_CGROUP)",
+          "[cgroup]") {
+    if (!stdfs::exists("/sys/fs/cgroup/unified/cgroup.procs")) {
+        WARN("no cgroup2 mount at /sys/fs/cgroup/unified: skipped");
+        return;
+    }
+    TempBundle bundle("cg-into");
+    bundle.set_shell("cat /proc/self/cgroup");
+    bundle.write_config();
+    auto argv = bundle.run_argv();
+    argv.insert(argv.end() - 1, "--explain");
+    auto result = run(argv);
+    INFO(result.describe());
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(result.err, "CLONE_INTO_CGROUP"));
+    CHECK(contains(result.out, "0::/mini-run/" + bundle.id() + "\n"));
+    check_no_leftovers(bundle);
+    CHECK(cgroup_dirs("/mini-run/" + bundle.id()).empty());
+}
