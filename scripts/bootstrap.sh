@@ -21,33 +21,6 @@ PACKAGES=(
     clang-format clang-tidy
 )
 
-missing=()
-for package in "${PACKAGES[@]}"; do
-    status=$(dpkg-query -W -f='${db:Status-Status}' "$package" 2>/dev/null || true)
-    if [[ "$status" != "installed" ]]; then
-        missing+=("$package")
-    fi
-done
-
-if ((${#missing[@]} == 0)); then
-    echo "bootstrap: all ${#PACKAGES[@]} packages are installed"
-    exit 0
-fi
-
-echo "bootstrap: installing ${missing[*]}"
-
-as_root=()
-if ((EUID != 0)); then
-    if command -v sudo >/dev/null 2>&1; then
-        as_root=(sudo --preserve-env=DEBIAN_FRONTEND)
-    else
-        echo "bootstrap: error: installing packages needs root and sudo is not available;" \
-            "run this script as root" >&2
-        exit 1
-    fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" apt-get update -q
-"${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-echo "bootstrap: done"
+# shellcheck source=scripts/apt-missing.sh
+source scripts/apt-missing.sh
+apt_install_missing bootstrap "${PACKAGES[@]}"

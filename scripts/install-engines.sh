@@ -15,32 +15,6 @@ PACKAGES=(
     util-linux busybox-static
 )
 
-missing=()
-for package in "${PACKAGES[@]}"; do
-    status=$(dpkg-query -W -f='${db:Status-Status}' "$package" 2>/dev/null || true)
-    if [[ "$status" != "installed" ]]; then
-        missing+=("$package")
-    fi
-done
-
-if ((${#missing[@]} == 0)); then
-    echo "install-engines: all ${#PACKAGES[@]} packages are installed"
-    exit 0
-fi
-
-echo "install-engines: installing ${missing[*]}"
-
-as_root=()
-if ((EUID != 0)); then
-    if command -v sudo >/dev/null 2>&1; then
-        as_root=(sudo --preserve-env=DEBIAN_FRONTEND)
-    else
-        echo "install-engines: error: installing packages needs root and sudo is not available" >&2
-        exit 1
-    fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" apt-get update -qq
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-engines: done"
+# shellcheck source=scripts/apt-missing.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-missing.sh"
+apt_install_missing install-engines "${PACKAGES[@]}"
