@@ -631,6 +631,36 @@ TEST_CASE("cgroup: remove takes sub-cgroups first and never the hierarchy root",
     CHECK(Cgroup().pids()->empty());
 }
 
+namespace {
+
+// Undone whatever happens in a root test: the child killed and reaped, the cgroup thawed
+// and removed.
+struct CgroupCleanup {
+    const Cgroup& cgroup;
+    pid_t child = -1;
+    ~CgroupCleanup() {
+        if (child > 0) {
+            ::kill(child, SIGKILL);
+            ::waitpid(child, nullptr, 0);
+        }
+        (void)cgroup.thaw();
+        (void)cgroup.remove();
+    }
+};
+
+// A child that only waits to be killed; -1 when fork fails.
+pid_t fork_sleeper() {
+    pid_t child = ::fork();
+    if (child == 0) {
+        for (;;) {
+            ::pause();
+        }
+    }
+    return child;
+}
+
+} // namespace
+
 TEST_CASE("cgroup on this machine: create, limit, enter, freeze, remove", "[cgroup-root]") {
     if (::geteuid() != 0) {
         WARN("not root: skipped");
@@ -641,19 +671,7 @@ TEST_CASE("cgroup on this machine: create, limit, enter, freeze, remove", "[cgro
     std::string path = "/mini-run-unittest-" + std::to_string(::getpid());
     Cgroup cgroup = Cgroup::for_path(*host, path);
     REQUIRE_FALSE(cgroup.empty());
-    // Undone whatever happens: the child killed, every directory removed.
-    struct Cleanup {
-        const Cgroup& cgroup;
-        pid_t child = -1;
-        ~Cleanup() {
-            if (child > 0) {
-                ::kill(child, SIGKILL);
-                ::waitpid(child, nullptr, 0);
-            }
-            (void)cgroup.thaw();
-            (void)cgroup.remove();
-        }
-    } cleanup{cgroup};
+    CgroupCleanup cleanup{cgroup};
 
     REQUIRE(cgroup.create());
     for (const auto& [key, dir] : cgroup.paths()) {
@@ -670,14 +688,9 @@ TEST_CASE("cgroup on this machine: create, limit, enter, freeze, remove", "[cgro
     INFO((applied ? std::string() : applied.error().message()));
     REQUIRE(applied);
 
-    cleanup.child = ::fork();
+    cleanup.child = fork_sleeper();
     pid_t child = cleanup.child;
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        for (;;) {
-            ::pause();
-        }
-    }
+    REQUIRE(child > 0);
     REQUIRE(cgroup.enter(child));
     auto read = [&](const std::string& key, const std::string& name) {
         auto found = cgroup.paths().find(key);
@@ -753,18 +766,7 @@ TEST_CASE("cgroup v2 on this machine: placement, cgroup.freeze, cgroup.kill, hug
     }
     std::string dir = mount + "/mini-run-unittest-v2-" + std::to_string(::getpid());
     Cgroup cgroup = Cgroup::from_paths({{key, dir}});
-    struct Cleanup {
-        const Cgroup& cgroup;
-        pid_t child = -1;
-        ~Cleanup() {
-            if (child > 0) {
-                ::kill(child, SIGKILL);
-                ::waitpid(child, nullptr, 0);
-            }
-            (void)cgroup.thaw();
-            (void)cgroup.remove();
-        }
-    } cleanup{cgroup};
+    CgroupCleanup cleanup{cgroup};
     REQUIRE(cgroup.create());
     if (stdfs::exists(dir + "/hugetlb.2MB.max")) {
         spec::Resources resources;
@@ -773,14 +775,9 @@ TEST_CASE("cgroup v2 on this machine: placement, cgroup.freeze, cgroup.kill, hug
         CHECK(get(dir + "/hugetlb.2MB.max") == "4194304\n");
     }
 
-    cleanup.child = ::fork();
+    cleanup.child = fork_sleeper();
     pid_t child = cleanup.child;
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        for (;;) {
-            ::pause();
-        }
-    }
+    REQUIRE(child > 0);
     REQUIRE(cgroup.enter(child));
     CHECK(get(dir + "/cgroup.procs") == std::to_string(child) + "\n");
     std::string membership = get("/proc/" + std::to_string(child) + "/cgroup");
