@@ -269,7 +269,8 @@ void enable_v2_controllers(const std::string& dir) {
         }
     }
     for (const auto& level : chain) {
-        auto available = files::read(level, "cgroup.controllers");
+        // The root's list was read just above: once per create is enough.
+        auto available = level == root ? offered : files::read(level, "cgroup.controllers");
         auto enabled = files::read(level, "cgroup.subtree_control");
         if (!available || !enabled) {
             continue;
