@@ -88,6 +88,16 @@ minirun::Status replace_file(int dir_fd, const std::string& dir_path, const char
     }
     minirun::Status written = write_all(fd.get(), content, temp_path);
     fd.reset();
+    // Renaming over an existing file makes ext4 (auto_da_alloc) start writing the new
+    // one's data back there and then, so that a crash cannot leave the name empty: about
+    // 90 us per save on this machine. Exchanging the two names is just as atomic for a
+    // reader and starts nothing; the old content then leaves under the temp name. The
+    // plain rename remains for the first save (nothing to exchange with yet) and for file
+    // systems without RENAME_EXCHANGE.
+    if (written.ok() && ::renameat2(dir_fd, temp_name, dir_fd, name, RENAME_EXCHANGE) == 0) {
+        ::unlinkat(dir_fd, temp_name, 0);
+        return {};
+    }
     if (written.ok() && ::renameat(dir_fd, temp_name, dir_fd, name) == 0) {
         return {};
     }
