@@ -45,9 +45,9 @@ std::string_view subcommand_of(int argc, char** argv) {
 int main_impl(int argc, char** argv) {
     // Commands that put processes into containers run from a protected view of mini-run
     // (runtime/sealed_exe.hpp). The re-exec starts main() over, so it comes first, before
-    // any work that would then be done twice.
-    if (std::string_view name = subcommand_of(argc, argv);
-        name == "create" || name == "run" || name == "exec") {
+    // any work that would then be done twice. `run` decides once it has read the config:
+    // most containers it can protect with the cheaper exec gate (runtime/exec_gate.hpp).
+    if (std::string_view name = subcommand_of(argc, argv); name == "create" || name == "exec") {
         if (auto sealed = runtime::ensure_sealed_binary(argv); !sealed) {
             return fail(sealed.error().message());
         }
@@ -61,6 +61,7 @@ int main_impl(int argc, char** argv) {
     app.allow_extras(false);
 
     GlobalOptions global;
+    global.argv = argv;
     if (const char* xdg = std::getenv("XDG_RUNTIME_DIR");
         xdg != nullptr && *xdg != '\0' && ::geteuid() != 0) {
         global.root = std::string(xdg) + "/mini-run";

@@ -16,6 +16,7 @@ CommandRunner add_run_command(CLI::App& app, GlobalOptions& global) {
         options->root = global.root;
         options->systemd_cgroup = global.systemd_cgroup;
         options->no_cgroups = global.no_cgroups;
+        options->reexec_argv = global.argv;
         auto exit_code = run_container(*options);
         if (!exit_code) {
             return fail(exit_code.error().message());

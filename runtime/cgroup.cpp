@@ -328,6 +328,21 @@ Status refuse_busy(const std::string& key, const std::string& dir) {
 }
 
 Status make_directory_once(const std::string& key, const std::string& dir) {
+    bool cpuset = files::places_of({{key, dir}}).v1.contains("cpuset");
+    // Usually only the last level is missing: one mkdir, no walk.
+    const bool made = ::mkdir(dir.c_str(), 0755) == 0;
+    if (made || errno == EEXIST) {
+        if (cpuset && made) {
+            MR_TRY_WRAP(copy_cpuset_from_parent(dir), cat("cgroup ", quoted(dir)));
+        }
+        if (is_v2_key(key)) {
+            enable_v2_controllers(dir);
+        }
+        return {};
+    }
+    if (errno != ENOENT) {
+        return Error::from_errno(cat("mkdir ", dir));
+    }
     std::vector<std::string> missing;
     for (std::string level = dir; !is_directory(level); level = fs::split_parent(level).first) {
         if (level == "/" || level == ".") {
@@ -335,7 +350,6 @@ Status make_directory_once(const std::string& key, const std::string& dir) {
         }
         missing.insert(missing.begin(), level);
     }
-    bool cpuset = files::places_of({{key, dir}}).v1.contains("cpuset");
     for (const auto& level : missing) {
         if (::mkdir(level.c_str(), 0755) != 0 && errno != EEXIST) {
             return Error::from_errno(cat("mkdir ", level));
@@ -372,6 +386,10 @@ bool is_hierarchy_root(const std::string& dir) {
 // owns them) but not with sub-cgroups, so those go first. EBUSY means tasks are still
 // leaving (a killed task leaves its cgroup only when it has fully exited).
 Status remove_tree(const std::string& dir) {
+    // Usually there is nothing below: one rmdir, no listing.
+    if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) {
+        return {};
+    }
     for (const auto& child : subdirectories(dir)) {
         MR_TRY(remove_tree(child));
     }
@@ -565,13 +583,26 @@ Status Cgroup::apply(const spec::Resources& resources, bool updating) {
     return {};
 }
 
-Status Cgroup::enter(pid_t pid, bool except_v2) const {
+Result<SelfJoin> Cgroup::open_self_join() const {
+    SelfJoin joiner;
     for (const auto& [key, dir] : paths_) {
-        if (except_v2 && is_v2_key(key)) {
-            continue;
+        bool v2 = is_v2_key(key);
+        std::string file = dir + (v2 ? "/cgroup.procs" : "/tasks");
+        UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
+        if (!fd) {
+            return Error::from_errno(cat("open ", file));
         }
-        MR_TRY_WRAP(files::write(dir, "cgroup.procs", cat(pid)),
-                    cat("move process ", pid, " into cgroup ", quoted(dir)));
+        joiner.targets_.push_back({dir, v2, std::move(fd)});
+    }
+    return joiner;
+}
+
+Status SelfJoin::join(bool born_in_v2) {
+    for (Target& target : targets_) {
+        if ((!born_in_v2 || !target.v2) && ::write(target.file.get(), "0", 1) != 1) {
+            return Error::from_errno(cat("join cgroup ", quoted(target.dir)));
+        }
+        target.file.reset();
     }
     return {};
 }

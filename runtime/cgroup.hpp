@@ -11,7 +11,7 @@
 // cgroup_v1.cpp and cgroup_v2.cpp; the device allow-list is in cgroup_devices.cpp.
 //
 //   the host's layout, paths   cgroup_host.cpp     Host, detect_host, resolve_path
-//   the container's cgroup     cgroup.cpp          Cgroup: create, enter, freeze, remove
+//   the container's cgroup     cgroup.cpp          Cgroup: create, freeze, remove; SelfJoin
 //   v1 files                   cgroup_v1.cpp
 //   v2 files                   cgroup_v2.cpp
 //   devices                    cgroup_devices.cpp  v1 rules, v2 BPF_CGROUP_DEVICE program
@@ -87,6 +87,36 @@ uint64_t blkio_weight_to_io_weight(uint64_t weight);
 // The container's cgroup: one directory per hierarchy (per key), absolute paths.
 // Movable, not copyable; it does not remove anything on destruction (a created container
 // keeps its cgroups until delete): callers that must undo a failed create call remove().
+// A process joining the container's cgroups by itself: it writes "0" (= the writer) to
+// each hierarchy's file. The files are opened by the runtime, still the host's root in the
+// host's namespaces; the child may already sit in a new user namespace in which it could
+// not open them (v1 checks the opener's credentials, not the writer's).
+//
+// Why the child moves itself: a write of a pid to cgroup.procs takes the kernel's global
+// cgroup threadgroup lock for writing, and that waits for an RCU grace period (10-20 ms on
+// this VM when nothing else migrated just before; runc and crun pay it on every v1
+// create). A thread moving itself through v1 `tasks` needs no threadgroup stability, so
+// the kernel skips that lock (kernel/cgroup/cgroup.c, cgroup_procs_write_start: only a
+// pid or a whole thread group takes it). The child is single-threaded, so its thread is
+// the whole process. cgroup2 has no such file for domain cgroups (cgroup.threads only
+// moves within one), which is why the init is born in its cgroup2 directory instead
+// (clone3 CLONE_INTO_CGROUP) and writes cgroup.procs only where the kernel refused that.
+class SelfJoin {
+public:
+    // Moves the calling single-threaded process into every directory; with `born_in_v2`,
+    // into the v1 ones only. The files are closed afterwards.
+    Status join(bool born_in_v2);
+
+private:
+    friend class Cgroup;
+    struct Target {
+        std::string dir;
+        bool v2 = false;
+        UniqueFd file; // v1 tasks, v2 cgroup.procs; O_WRONLY|O_CLOEXEC
+    };
+    std::vector<Target> targets_;
+};
+
 class Cgroup {
 public:
     Cgroup() = default; // no directories: every operation does nothing
@@ -113,9 +143,9 @@ public:
     // container (v1 memory limit and swap are then written in the order that keeps
     // memory.limit <= memsw.limit valid).
     Status apply(const spec::Resources& resources, bool updating = false);
-    // Moves `pid` into every directory (cgroup.procs); with `except_v2`, into the v1 ones
-    // only (it was born in the cgroup2 one, clone3 CLONE_INTO_CGROUP).
-    Status enter(pid_t pid, bool except_v2 = false) const;
+    // The files through which a process moves itself into the container's cgroups;
+    // opened by the runtime before clone(), written by the child (see SelfJoin).
+    [[nodiscard]] Result<SelfJoin> open_self_join() const;
     // O_PATH|O_DIRECTORY|O_CLOEXEC fd of the v2 directory (for clone3 CLONE_INTO_CGROUP),
     // ENOENT when there is no v2 directory.
     [[nodiscard]] Result<UniqueFd> open_v2_dir() const;

@@ -3,16 +3,19 @@
 #include "cgroup.hpp"
 #include "cgroup_devices.hpp"
 #include "child.hpp"
+#include "exec_gate.hpp"
 #include "hooks.hpp"
 #include "init.hpp"
 #include "ipc.hpp"
 #include "lifecycle.hpp"
+#include "minirun/explain.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "minirun/state.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
 #include "plan.hpp"
+#include "sealed_exe.hpp"
 #include "signals.hpp"
 #include "sync.hpp"
 #include "terminal.hpp"
@@ -136,6 +139,7 @@ Result<pid_t> clone_init(const Plan& plan, runtime::InitContext& context, SyncSo
                          int cgroup_fd, bool& born_in_cgroup) {
     MR_ASSIGN(pid_t pid, runtime::clone_with(plan.clone_flags, cgroup_fd, &born_in_cgroup));
     if (pid == 0) {
+        context.born_in_v2_cgroup = born_in_cgroup;
         // Our copy of the parent's end must go, or the init would never see EOF from a
         // parent that died.
         parent_end.close();
@@ -168,7 +172,46 @@ struct CreateMode {
     sigset_t exec_mask{};               // the mask the container's process starts with
     bool relay_terminal = false;        // run in the foreground without --console-socket
     bool parent_waits_for_exec = false; // run in the foreground
+    // `run`: the state directory stays locked until the init has exec'd (exec_gate.hpp).
+    bool may_use_exec_gate = false;
 };
+
+// CVE-2019-5736: the exec gate where this container allows it (exec_gate.hpp), the
+// protected re-exec of mini-run otherwise (sealed_exe.hpp), which starts this process over.
+// Returns the gate's fd, or an invalid fd when the init is to exec the process itself.
+Result<UniqueFd> protect_runtime_binary(const Plan& plan, const CreateOptions& options,
+                                        const CreateMode& mode) {
+    if (runtime::runs_from_protected_view()) {
+        return UniqueFd();
+    }
+    std::string reason = mode.may_use_exec_gate
+                             ? runtime::exec_gate::unusable_because(plan)
+                             : "only `run` keeps the container locked until its exec";
+    if (reason.empty()) {
+        auto gate = runtime::exec_gate::open_gate();
+        if (gate) {
+            if (explain::enabled()) {
+                explain::step("exec gate: the init will exec the process through a sealed "
+                              "2 KB program, never running mini-run in the container");
+            }
+            return std::move(*gate);
+        }
+        reason = gate.error().message();
+    }
+    if (options.reexec_argv == nullptr) {
+        return UniqueFd(); // the caller re-executed itself already (create, exec)
+    }
+    if (explain::enabled()) {
+        explain::step(cat("no exec gate (", reason,
+                          "): mini-run re-executes itself from a "
+                          "read-only view"));
+    }
+    // The new start blocks the signals again itself, and would take this mask for the
+    // container's process.
+    ::sigprocmask(SIG_SETMASK, &mode.exec_mask, nullptr);
+    MR_TRY(runtime::ensure_sealed_binary(options.reexec_argv));
+    return UniqueFd();
+}
 
 Status check_terminal_options(const Plan& plan, const CreateOptions& options,
                               const CreateMode& mode) {
@@ -218,6 +261,7 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
                                                {options.id, options.bundle, options.preserve_fds}));
     Plan& plan = created.plan;
     MR_TRY(check_terminal_options(plan, options, mode));
+    MR_ASSIGN(UniqueFd exec_gate, protect_runtime_binary(plan, options, mode));
     pass_socket_activation(plan);
     runtime::ipc::warn_if_host_queues_exposed(plan);                    // ipc.cpp
     MR_ASSIGN(auto namespaces, runtime::open_namespaces_to_join(plan)); // namespaces.cpp
@@ -255,8 +299,7 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     MR_TRY_WRAP(cgroup.create(), "linux.cgroupsPath");
     PendingCgroup pending_cgroup(cgroup);
     MR_TRY(limit_cgroup(plan, cgroup));
-    // The parent places the init in its cgroups before it may go on.
-    plan.wait_for_parent = plan.wait_for_parent || !cgroup.empty();
+    MR_ASSIGN(runtime::cgroup::SelfJoin cgroup_join, cgroup.open_self_join());
 
     // 4. clone() into the new namespaces; the init runs init.cpp from here.
     MR_ASSIGN(auto sockets, SyncSocket::create_pair()); // sync.cpp
@@ -270,6 +313,8 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     context.record = record;
     context.parent_waits_for_exec = mode.parent_waits_for_exec;
     context.security = &security;
+    context.cgroup_join = &cgroup_join;
+    context.exec_gate = exec_gate.get();
     runtime::ScopedChild init;
     bool born_in_cgroup = false;
     {
@@ -285,11 +330,8 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     fifo.reset();
     record.pid = init.get();
 
-    // 5. The parent's share of the setup, while the init waits: its cgroups before
-    //    anything it does is counted, then its id maps.
-    if (auto entered = cgroup.enter(init.get(), born_in_cgroup); !entered) {
-        return entered.error().wrap("move the init into its cgroups");
-    }
+    // 5. The parent's share of the setup, while the init waits: its id maps. (The init
+    //    joins its cgroups itself, cgroup.hpp SelfJoin says why.)
     if (plan.creates(spec::NamespaceType::user)) {
         if (auto mapped = runtime::user::write_id_maps(init.get(), plan); !mapped) { // user.cpp
             return init_error_or(sync, mapped.error());
@@ -404,6 +446,7 @@ Result<int> run_container(const RunOptions& options) {
     mode.exec_mask = signals.original_mask();
     mode.relay_terminal = !options.detach && options.console_socket.empty();
     mode.parent_waits_for_exec = !options.detach;
+    mode.may_use_exec_gate = true;
     MR_ASSIGN(Created created, create_internal(options, mode));
 
     runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
@@ -436,8 +479,8 @@ Result<int> run_container(const RunOptions& options) {
     if (!options.keep) {
         auto reopened = runtime::open_container(options.root, options.id);
         if (reopened) {
-            MR_ASSIGN(spec::Spec spec, runtime::saved_spec(reopened->dir));
-            MR_TRY(runtime::destroy(*reopened, spec, true));
+            // The config saved at create is the one this run parsed: no need to read it back.
+            MR_TRY(runtime::destroy(*reopened, created.plan.spec, true));
         }
     }
     if (failed) {

@@ -84,7 +84,8 @@ struct ExecChild {
     std::string oci_version;
     std::string state_json; // the container's, for the seccomp listener
     pid_t init = 0;
-    runtime::cgroup::Cgroup cgroup; // the container's
+    runtime::cgroup::SelfJoin cgroup_join; // the container's cgroups
+    bool born_in_v2_cgroup = false;        // clone3 CLONE_INTO_CGROUP took it
     SyncSocket sync;
     sigset_t exec_mask{};
 };
@@ -96,6 +97,8 @@ Status exec_steps(ExecChild& child) {
     // Until exec this is a copy of mini-run inside the container's PID namespace: its
     // /proc/<pid>/exe must not be reachable from there (CVE-2019-5736 class).
     MR_TRY(check_syscall(::prctl(PR_SET_DUMPABLE, 0), "set non-dumpable"));
+    // The container's limits and freezer cover this process too (cgroup.hpp, SelfJoin).
+    MR_TRY_WRAP(child.cgroup_join.join(child.born_in_v2_cgroup), "join the container's cgroups");
     {
         std::vector<int> keep = {child.sync.fd(), log::file_descriptor()};
         for (const JoinTarget& join : *child.joins) {
@@ -103,9 +106,6 @@ Status exec_steps(ExecChild& child) {
         }
         MR_TRY(runtime::process::close_inherited_fds(child.options->preserve_fds, std::move(keep)));
     }
-    // The container's limits and freezer cover this process too. It moves itself ("0" is
-    // the writer), since its own pid is one of the container's PID namespace already.
-    MR_TRY_WRAP(child.cgroup.enter(0), "join the container's cgroups");
     // As for the init: while still the host's root in the host's namespaces.
     MR_TRY(runtime::limits::apply_rlimits(process.rlimits));
     MR_ASSIGN(UniqueFd listener, runtime::security::connect_seccomp_listener(*child.security));
@@ -206,7 +206,8 @@ Result<int> exec_in_container(const ExecOptions& options) {
     child.oci_version = oci_version;
     child.state_json = state_json;
     child.init = init;
-    child.cgroup = std::move(cgroup);
+    MR_ASSIGN(child.cgroup_join, cgroup.open_self_join());
+    auto v2_dir = cgroup.open_v2_dir();
     if (signals) {
         child.exec_mask = signals->original_mask();
     } else {
@@ -219,7 +220,8 @@ Result<int> exec_in_container(const ExecOptions& options) {
             MR_ASSIGN(auto joined, runtime::pid::JoinedForChildren::enter_fd(pid_ns.get()));
             in_pid_namespace.emplace(std::move(joined));
         }
-        MR_ASSIGN(pid_t pid, runtime::clone_with(0));
+        MR_ASSIGN(pid_t pid,
+                  runtime::clone_with(0, v2_dir ? v2_dir->get() : -1, &child.born_in_v2_cgroup));
         if (pid == 0) {
             sockets.first.close();
             run_exec_child(child);
@@ -227,6 +229,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
         scoped.reset(pid);
     }
     child.sync.close();
+    child.cgroup_join = {}; // the child's to write
 
     UniqueFd master;
     for (;;) {

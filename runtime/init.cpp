@@ -58,10 +58,17 @@ std::string hook_state(const InitContext& context, state::Status status) {
 Status init_steps(const Plan& plan, InitContext& context) {
     Syscalls& sys = linux_syscalls();
     const spec::Process& process = *plan.spec.process;
+    // Its cgroups first, so that everything the container does is counted, and before a
+    // cgroup namespace is unshared, whose root is the cgroup its creator is in.
+    if (context.cgroup_join != nullptr) {
+        MR_TRY_WRAP(context.cgroup_join->join(context.born_in_v2_cgroup),
+                    "join the container's cgroups");
+    }
     {
         // Only mini-run's own fds survive: the state directory's (and with it the lock)
         // goes too.
-        std::vector<int> keep = {context.sync.fd(), context.exec_fifo, log::file_descriptor()};
+        std::vector<int> keep = {context.sync.fd(), context.exec_fifo, log::file_descriptor(),
+                                 context.exec_gate};
         for (const OpenNamespace& ns : *context.namespaces) {
             keep.push_back(ns.fd.get());
         }
@@ -173,7 +180,8 @@ Status init_steps(const Plan& plan, InitContext& context) {
 
     MR_TRY(security::before_exec(*context.security, listener_info));
     ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
-    return process::exec(executable, process, plan.preserve_fds);
+    return process::exec(executable, process, plan.preserve_fds, context.exec_gate,
+                         context.sync.fd());
 }
 
 } // namespace

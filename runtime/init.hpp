@@ -1,6 +1,7 @@
 // The container's init: the clone of mini-run that becomes the container's process.
 #pragma once
 
+#include "cgroup.hpp"
 #include "minirun/state.hpp"
 #include "namespaces.hpp"
 #include "plan.hpp"
@@ -26,6 +27,12 @@ struct InitContext {
     bool parent_waits_for_exec = false;
     // Capabilities, seccomp and LSM settings, prepared by the parent.
     const security::ProcessSecurity* security = nullptr;
+    // The container's cgroups, which the init joins first (none: nullptr), and whether
+    // clone3 placed it in the cgroup2 one already.
+    cgroup::SelfJoin* cgroup_join = nullptr;
+    bool born_in_v2_cgroup = false;
+    // The exec gate's memfd (exec_gate.hpp), or -1: the init execs the process itself.
+    int exec_gate = -1;
     bool created_sent = false;
 };
 

@@ -98,12 +98,11 @@ Status plan_namespaces(Plan& plan) {
                          "supported"));
     }
     // A cgroup namespace takes the cgroup its creator is in at that moment as its root.
-    // The parent moves the init into the container's cgroups only after clone(), so the
-    // init unshares the namespace itself once the parent says it is in place.
+    // The init joins the container's v1 cgroups only after clone(), so it unshares the
+    // namespace itself once it is in them (init.cpp).
     if ((new_flags & CLONE_NEWCGROUP) != 0) {
         new_flags &= ~static_cast<unsigned long>(CLONE_NEWCGROUP);
         plan.unshare_flags = CLONE_NEWCGROUP;
-        plan.wait_for_parent = true;
     }
     plan.clone_flags = new_flags;
     plan.wait_for_parent = plan.wait_for_parent || creates_user;

@@ -4,6 +4,7 @@
 #include "minirun/fd.hpp"
 #include "mountinfo.hpp"
 
+#include <fcntl.h>
 #include <linux/close_range.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -109,7 +110,8 @@ Status close_inherited_fds(int preserve_fds, std::vector<int> keep) {
     return {};
 }
 
-Status exec(const std::string& path, const spec::Process& process, int preserve_fds) {
+Status exec(const std::string& path, const spec::Process& process, int preserve_fds, int gate,
+            int sync_fd) {
     std::vector<char*> argv;
     argv.reserve(process.args.size() + 1);
     for (const std::string& arg : process.args) {
@@ -133,11 +135,28 @@ Status exec(const std::string& path, const spec::Process& process, int preserve_
         return Error::from_errno("mark inherited fds close-on-exec");
     }
     if (explain::enabled()) {
-        explain::step(cat("execve(", quoted(path), ", ", process.args.size(), " args, ",
-                          process.env.size(), " env): the container's process"));
+        explain::step(cat(gate >= 0 ? "execveat(exec gate) -> " : "", "execve(", quoted(path), ", ",
+                          process.args.size(), " args, ", process.env.size(),
+                          " env): the container's process"));
     }
-    ::execve(path.c_str(), argv.data(), envp.data());
-    return Error::from_errno(cat("exec ", quoted(path)));
+    if (gate < 0) {
+        ::execve(path.c_str(), argv.data(), envp.data());
+        return Error::from_errno(cat("exec ", quoted(path)));
+    }
+    // The gate's command line (exec_gate/stub.cpp): the sync socket, the executable, argv.
+    std::string sync_text = std::to_string(sync_fd);
+    std::vector<char*> gate_argv = {sync_text.data(), const_cast<char*>(path.c_str())}; // NOLINT
+    gate_argv.insert(gate_argv.end(), argv.begin(), argv.end());
+    // The socket must outlive the gate's execve; the gate marks it close-on-exec again.
+    if (sync_fd >= 0 && ::fcntl(sync_fd, F_SETFD, 0) < 0) {
+        return Error::from_errno("keep the sync socket open for the exec gate");
+    }
+    ::execveat(gate, "", gate_argv.data(), envp.data(), AT_EMPTY_PATH);
+    Error failed = Error::from_errno("exec the exec gate");
+    if (sync_fd >= 0) {
+        (void)::fcntl(sync_fd, F_SETFD, FD_CLOEXEC);
+    }
+    return failed;
 }
 
 } // namespace minirun::runtime::process

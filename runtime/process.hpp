@@ -32,7 +32,9 @@ Status enter_cwd(const spec::Process& process);
 Status close_inherited_fds(int preserve_fds, std::vector<int> keep);
 
 // Closes every inherited fd above stdio and the `preserve_fds` after it at exec, and
-// execve()s. Returns only on failure.
-Status exec(const std::string& path, const spec::Process& process, int preserve_fds);
+// execve()s. With an exec gate (`gate`, exec_gate.hpp) the gate's program does the
+// execve, and reports its failure on `sync_fd`. Returns only on failure.
+Status exec(const std::string& path, const spec::Process& process, int preserve_fds, int gate = -1,
+            int sync_fd = -1);
 
 } // namespace minirun::runtime::process

@@ -139,6 +139,11 @@ Result<UniqueFd> sealed_copy(int self) {
 
 } // namespace
 
+bool runs_from_protected_view() {
+    UniqueFd self(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
+    return self && already_protected(self.get());
+}
+
 Status ensure_sealed_binary(char** argv) {
     UniqueFd self(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
     if (!self) {

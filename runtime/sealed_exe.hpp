@@ -21,4 +21,8 @@ namespace minirun::runtime {
 // return unless that fails).
 Status ensure_sealed_binary(char** argv);
 
+// Whether this process already runs from a protected view (a sealed memfd, a read-only
+// mount): then nothing more is needed to protect the binary.
+bool runs_from_protected_view();
+
 } // namespace minirun::runtime

@@ -10,12 +10,8 @@
 namespace minirun::runtime {
 namespace {
 
-struct Header {
-    uint32_t message;
-    int32_t error_number;
-};
-
-constexpr size_t kMaxFrame = 4096;
+using Header = SyncFrameHeader;
+constexpr size_t kMaxFrame = kMaxSyncFrame;
 
 SyncEvent end_of_stream() {
     SyncEvent event;

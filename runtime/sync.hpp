@@ -5,7 +5,7 @@
 //
 //   parent (mini-run)                         init (the clone, later the container)
 //   ─────────────────                         ─────────────────────────────────────
-//   clone() ───────────────────────────────►  starts; joins namespaces by path
+//   clone() ───────────────────────────────►  starts; joins its cgroups, namespaces by path
 //   [new user ns] writes gid_map, uid_map
 //   kParentReady{host pid} ────────────────►  (waits for it if plan.wait_for_parent)
 //                                             mounts, devices (environment exists)
@@ -27,20 +27,13 @@
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 
+#include "sync_wire.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace minirun::runtime {
-
-enum class SyncMessage : uint32_t {
-    kParentReady = 1,
-    kRunHooks = 2,
-    kHooksDone = 3,
-    kConsole = 4,
-    kCreated = 5,
-    kError = 6,
-};
 
 // What arrived: a message, or the end of the stream (the peer exec'd or exited).
 struct SyncEvent {

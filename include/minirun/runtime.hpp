@@ -35,6 +35,9 @@ struct CreateOptions {
     int preserve_fds = 0;        // fds 3 .. 3+N-1 are passed to the container
     bool systemd_cgroup = false; // linux.cgroupsPath is "slice:prefix:name"
     bool no_cgroups = false;     // --cgroup-manager disabled: stay in the caller's cgroups
+    // The command line to re-execute from a protected view of mini-run when the container
+    // needs it (CVE-2019-5736, runtime/exec_gate.hpp); nullptr: the caller did already.
+    char** reexec_argv = nullptr;
 };
 
 // Sets the container up completely; its init then waits for `start` before running the

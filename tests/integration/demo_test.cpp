@@ -414,7 +414,8 @@ TEST_CASE("--explain: run lists every step in order on stderr, and nothing witho
         CHECK(numbers[i] == static_cast<int>(i + 1));
     }
     for (const auto& step : steps) {
-        const bool by_runtime = step.text.starts_with("clone3(") || contains(step.text, "_map:");
+        const bool by_runtime = step.text.starts_with("clone3(") || contains(step.text, "_map:") ||
+                                step.text.starts_with("exec gate:");
         CHECK(step.who == (by_runtime ? "runtime" : "init"));
     }
 
@@ -453,9 +454,12 @@ TEST_CASE("--explain: run lists every step in order on stderr, and nothing witho
     const long capset = index_of(steps, "capset(effective CAP_AUDIT_WRITE,CAP_KILL");
     const long no_new_privs = index_of(steps, "prctl(PR_SET_NO_NEW_PRIVS, 1)");
     const long seccomp = index_of(steps, "seccomp(SECCOMP_SET_MODE_FILTER)", "1 rule");
-    const long execve = index_of(steps, "execve(\"/bin/sh\"");
+    // `run` of this container takes the exec gate, decided before anything is made.
+    const long gate = index_of(steps, "exec gate:");
+    const long execve = index_of(steps, "execveat(exec gate) -> execve(\"/bin/sh\"");
 
-    CHECK(clone == 0);
+    CHECK(gate == 0);
+    CHECK(clone == 1);
     CHECK(clone < gid_map);
     CHECK(gid_map < uid_map);
     CHECK(clone < rlimit);

@@ -365,6 +365,65 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
     reap_orphans();
 }
 
+TEST_CASE("escape: `run` never executes mini-run in the container: /proc/self/exe at the "
+          "container's execve is the sealed exec gate (CVE-2019-5736)",
+          "[escape][cve-2019-5736][exec-gate]") {
+    // The copy sits on a writable file system, so it is not protected by where it lives.
+    TempDir bin_dir("minirun-it-bin");
+    const std::string copy = bin_dir.path() + "/mini-run-copy";
+    REQUIRE(run({"/bin/cp", minirun_binary(), copy}).exit_code == 0);
+    REQUIRE(::chmod(copy.c_str(), 0755) == 0);
+    const std::string hash_before = sha256(copy);
+
+    Runtime runtime;
+    runtime.use_binary(copy);
+    TempBundle bundle("exec-gate");
+    hostile_rootfs(bundle);
+    // The image's entrypoint leads to /proc/self/exe: at the container's execve that is
+    // whatever the init runs. Unprotected, mini-run itself would start in the container.
+    REQUIRE(::symlink("/proc/self/exe", (bundle.rootfs() + "/bin/evil").c_str()) == 0);
+    bundle.set_args({"/bin/evil", "--version"});
+    bundle.write_config();
+    auto explain_run = [&]() {
+        auto argv = bundle.run_argv();
+        argv[0] = copy;
+        argv.insert(argv.begin() + 2, "--explain");
+        return run(argv);
+    };
+
+    SECTION("a new PID namespace: the gate, and mini-run never runs inside") {
+        auto result = explain_run();
+        INFO(result.describe());
+        CHECK(contains(result.err, "runtime: exec gate:"));
+        CHECK_FALSE(contains(result.err, "re-executes itself"));
+        // What ran instead was the gate again, which found no program "--version".
+        CHECK_FALSE(contains(result.out, "mini-run version"));
+        CHECK(result.exit_code != 0);
+        CHECK(contains(result.err, "exec \"--version\": No such file or directory"));
+    }
+    SECTION("the host's PID namespace: the protected re-exec instead") {
+        bundle.remove_namespaces({"pid"});
+        bundle.write_config();
+        auto result = explain_run();
+        INFO(result.describe());
+        CHECK(contains(result.err, "no exec gate (no new PID namespace"));
+        CHECK(contains(result.err, "re-executes itself from a read-only view"));
+        // mini-run ran in the container, but from the read-only view only.
+        CHECK(result.exit_code == 0);
+        CHECK(contains(result.out, "mini-run version"));
+    }
+    SECTION("a startContainer hook forks copies of the init: the protected re-exec") {
+        bundle.config["hooks"]["startContainer"] = {{{"path", "/bin/true"}}};
+        bundle.write_config();
+        auto result = explain_run();
+        INFO(result.describe());
+        CHECK(contains(result.err, "no exec gate (createContainer/startContainer hooks"));
+        CHECK(contains(result.out, "mini-run version"));
+    }
+    CHECK(sha256(copy) == hash_before);
+    check_no_leftovers(bundle);
+}
+
 // ---------------------------------------------------------------------------------------
 // 2. CVE-2024-21626: host descriptors reaching the container
 

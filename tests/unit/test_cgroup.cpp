@@ -2,6 +2,7 @@
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -648,20 +649,38 @@ struct CgroupCleanup {
     }
 };
 
-// A child that only waits to be killed; -1 when fork fails.
-pid_t fork_sleeper() {
+// A child that moves itself into `cgroup` (SelfJoin, as the init does) and then only
+// waits to be killed; -1 when fork fails or the child could not join.
+pid_t fork_joined_sleeper(const Cgroup& cgroup) {
+    auto joiner = cgroup.open_self_join();
+    int ready[2];
+    if (!joiner || ::pipe2(ready, O_CLOEXEC) < 0) {
+        return -1;
+    }
     pid_t child = ::fork();
     if (child == 0) {
+        ::close(ready[0]);
+        char joined = joiner->join(false) ? 'y' : 'n';
+        (void)::write(ready[1], &joined, 1);
         for (;;) {
             ::pause();
         }
+    }
+    ::close(ready[1]);
+    char joined = 'n';
+    bool ok = child > 0 && ::read(ready[0], &joined, 1) == 1 && joined == 'y';
+    ::close(ready[0]);
+    if (!ok && child > 0) {
+        ::kill(child, SIGKILL);
+        ::waitpid(child, nullptr, 0);
+        return -1;
     }
     return child;
 }
 
 } // namespace
 
-TEST_CASE("cgroup on this machine: create, limit, enter, freeze, remove", "[cgroup-root]") {
+TEST_CASE("cgroup on this machine: create, limit, self-join, freeze, remove", "[cgroup-root]") {
     if (::geteuid() != 0) {
         WARN("not root: skipped");
         return;
@@ -688,10 +707,9 @@ TEST_CASE("cgroup on this machine: create, limit, enter, freeze, remove", "[cgro
     INFO((applied ? std::string() : applied.error().message()));
     REQUIRE(applied);
 
-    cleanup.child = fork_sleeper();
+    cleanup.child = fork_joined_sleeper(cgroup);
     pid_t child = cleanup.child;
     REQUIRE(child > 0);
-    REQUIRE(cgroup.enter(child));
     auto read = [&](const std::string& key, const std::string& name) {
         auto found = cgroup.paths().find(key);
         return found == cgroup.paths().end() ? std::string("(no " + key + ")")
@@ -775,10 +793,9 @@ TEST_CASE("cgroup v2 on this machine: placement, cgroup.freeze, cgroup.kill, hug
         CHECK(get(dir + "/hugetlb.2MB.max") == "4194304\n");
     }
 
-    cleanup.child = fork_sleeper();
+    cleanup.child = fork_joined_sleeper(cgroup);
     pid_t child = cleanup.child;
     REQUIRE(child > 0);
-    REQUIRE(cgroup.enter(child));
     CHECK(get(dir + "/cgroup.procs") == std::to_string(child) + "\n");
     std::string membership = get("/proc/" + std::to_string(child) + "/cgroup");
     std::string relative = dir.substr(mount.size());

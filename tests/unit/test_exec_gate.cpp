@@ -1,0 +1,185 @@
+#include "exec_gate.hpp"
+#include "sync_wire.hpp"
+#include "temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace minirun;
+using namespace minirun::runtime;
+using minirun::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+// A container `run` could start through the gate: new pid and mount namespaces, nothing
+// else that rules it out.
+json gate_config() {
+    return json{
+        {"ociVersion", "1.0.2"},
+        {"root", {{"path", "rootfs"}}},
+        {"process", {{"args", {"sh"}}, {"cwd", "/"}}},
+        {"linux", {{"namespaces", json::array({{{"type", "pid"}}, {{"type", "mount"}}})}}},
+    };
+}
+
+std::string reason_for(const json& config) {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() + "/rootfs");
+    auto spec = spec::parse_spec(config.dump());
+    INFO((spec ? std::string() : spec.error().message()));
+    REQUIRE(spec);
+    auto plan = make_plan(std::move(*spec), {"test", dir.path(), 0});
+    REQUIRE(plan);
+    return exec_gate::unusable_because(*plan);
+}
+
+json seccomp_with(const std::string& default_action, const json& syscalls) {
+    return json{{"defaultAction", default_action}, {"syscalls", syscalls}};
+}
+
+} // namespace
+
+TEST_CASE("exec gate: which containers may take it", "[exec-gate]") {
+    json config = gate_config();
+    CHECK(reason_for(config).empty());
+
+    SECTION("no new pid namespace: processes of others may see the init") {
+        config["linux"]["namespaces"] = json::array({{{"type", "mount"}}});
+        CHECK_THAT(reason_for(config), Catch::Contains("PID namespace"));
+    }
+    SECTION("hooks that run as copies of the init in the container") {
+        config["hooks"]["createContainer"] = json::array({{{"path", "/bin/true"}}});
+        CHECK_THAT(reason_for(config), Catch::Contains("hooks"));
+        config["hooks"].erase("createContainer");
+        config["hooks"]["startContainer"] = json::array({{{"path", "/bin/true"}}});
+        CHECK_THAT(reason_for(config), Catch::Contains("hooks"));
+    }
+    SECTION("hooks the runtime runs on the host do not matter") {
+        config["hooks"]["prestart"] = json::array({{{"path", "/bin/true"}}});
+        config["hooks"]["poststart"] = json::array({{{"path", "/bin/true"}}});
+        config["hooks"]["poststop"] = json::array({{{"path", "/bin/true"}}});
+        CHECK(reason_for(config).empty());
+    }
+    SECTION("an LSM label would apply to the gate's execve") {
+        config["process"]["apparmorProfile"] = "container-default";
+        CHECK_THAT(reason_for(config), Catch::Contains("LSM"));
+        config["process"].erase("apparmorProfile");
+        config["process"]["selinuxLabel"] = "system_u:system_r:container_t:s0";
+        CHECK_THAT(reason_for(config), Catch::Contains("LSM"));
+    }
+    SECTION("seccomp: only a filter that surely lets execveat through") {
+        const json allow_execveat = {
+            {{"names", {"execve", "execveat"}}, {"action", "SCMP_ACT_ALLOW"}}};
+        config["linux"]["seccomp"] = seccomp_with("SCMP_ACT_ERRNO", allow_execveat);
+        CHECK(reason_for(config).empty());
+        config["linux"]["seccomp"] = seccomp_with("SCMP_ACT_ALLOW", json::array());
+        CHECK(reason_for(config).empty());
+        config["linux"]["seccomp"] =
+            seccomp_with("SCMP_ACT_ALLOW", {{{"names", {"mount"}}, {"action", "SCMP_ACT_ERRNO"}}});
+        CHECK(reason_for(config).empty());
+
+        // Not named by an allow-list.
+        config["linux"]["seccomp"] =
+            seccomp_with("SCMP_ACT_ERRNO", {{{"names", {"execve"}}, {"action", "SCMP_ACT_ALLOW"}}});
+        CHECK_THAT(reason_for(config), Catch::Contains("execveat"));
+        // Refused, or sent to a listener, on an allowing default.
+        config["linux"]["seccomp"] = seccomp_with(
+            "SCMP_ACT_ALLOW", {{{"names", {"execveat"}}, {"action", "SCMP_ACT_ERRNO"}}});
+        CHECK_THAT(reason_for(config), Catch::Contains("execveat"));
+        config["linux"]["seccomp"] = seccomp_with(
+            "SCMP_ACT_ALLOW", {{{"names", {"execveat"}}, {"action", "SCMP_ACT_NOTIFY"}}});
+        config["linux"]["seccomp"]["listenerPath"] = "/run/listener.sock";
+        CHECK_THAT(reason_for(config), Catch::Contains("execveat"));
+        // Allowed only for some arguments.
+        config["linux"]["seccomp"] = seccomp_with(
+            "SCMP_ACT_ERRNO", {{{"names", {"execveat"}},
+                                {"action", "SCMP_ACT_ALLOW"},
+                                {"args", {{{"index", 4}, {"value", 0}, {"op", "SCMP_CMP_EQ"}}}}}});
+        CHECK_THAT(reason_for(config), Catch::Contains("execveat"));
+    }
+}
+
+TEST_CASE("exec gate: a sealed, executable memfd that nobody can change", "[exec-gate]") {
+    auto gate = exec_gate::open_gate();
+    if (!gate) {
+        WARN("no exec gate here: " << gate.error().message());
+        return;
+    }
+    struct stat info {};
+    REQUIRE(::fstat(gate->get(), &info) == 0);
+    CHECK(S_ISREG(info.st_mode));
+    CHECK(info.st_size > 0);
+    CHECK(info.st_size < 16384);
+    CHECK((::fcntl(gate->get(), F_GETFD) & FD_CLOEXEC) != 0);
+    const int seals = ::fcntl(gate->get(), F_GET_SEALS);
+    CHECK((seals & F_SEAL_WRITE) != 0);
+    CHECK((seals & F_SEAL_SEAL) != 0);
+    CHECK(::pwrite(gate->get(), "x", 1, 0) < 0);
+    CHECK(::ftruncate(gate->get(), 0) < 0);
+    // An ELF executable: its first bytes.
+    char magic[4] = {};
+    REQUIRE(::pread(gate->get(), magic, sizeof(magic), 0) == 4);
+    CHECK(std::string(magic, 4) == "\x7f"
+                                   "ELF");
+}
+
+TEST_CASE("exec gate: the program execs its argv[1], and reports a failed execve on the "
+          "sync fd in mini-run's frame",
+          "[exec-gate]") {
+    auto gate = exec_gate::open_gate();
+    if (!gate) {
+        WARN("no exec gate here: " << gate.error().message());
+        return;
+    }
+    int sockets[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) == 0);
+    auto run_gate = [&](std::vector<std::string> args) {
+        pid_t child = ::fork();
+        if (child == 0) {
+            ::close(sockets[0]);
+            ::fcntl(sockets[1], F_SETFD, 0);
+            std::vector<char*> argv;
+            for (auto& arg : args) {
+                argv.push_back(arg.data());
+            }
+            argv.push_back(nullptr);
+            char* envp[] = {nullptr};
+            ::execveat(gate->get(), "", argv.data(), envp, AT_EMPTY_PATH);
+            ::_exit(99);
+        }
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        return status;
+    };
+    const std::string sync = std::to_string(sockets[1]);
+
+    // Success: the socket was closed at the exec, so nothing arrives but our own end.
+    int status = run_gate({sync, "/bin/sh", "sh", "-c", "exit 7"});
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 7);
+
+    status = run_gate({sync, "/nonexistent/program", "program"});
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    char frame[4096];
+    ssize_t got = ::recv(sockets[0], frame, sizeof(frame), MSG_DONTWAIT);
+    REQUIRE(got > 8);
+    uint32_t message = 0;
+    int32_t error = 0;
+    std::memcpy(&message, frame, 4);
+    std::memcpy(&error, frame + 4, 4);
+    CHECK(message == static_cast<uint32_t>(SyncMessage::kError));
+    CHECK(error == ENOENT);
+    CHECK(std::string(frame + 8, static_cast<size_t>(got) - 8) ==
+          "exec \"/nonexistent/program\": No such file or directory");
+    ::close(sockets[0]);
+    ::close(sockets[1]);
+}
