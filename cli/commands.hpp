@@ -20,8 +20,8 @@ struct GlobalOptions {
     bool systemd_cgroup = false;
     bool no_cgroups = false; // --cgroup-manager disabled
     std::string rootless = "auto";
-    // The command line, for `run` to re-execute itself from a protected view of mini-run
-    // when its container cannot use the exec gate (runtime/exec_gate.hpp).
+    // The command line, for `create` and `run` to re-execute themselves from a protected view of
+    // mini-run when their container cannot use the exec gate (runtime/exec_gate.hpp).
     char** argv = nullptr;
 };
 

@@ -31,6 +31,7 @@ CommandRunner add_create_command(CLI::App& app, GlobalOptions& global) {
         options->root = global.root;
         options->systemd_cgroup = global.systemd_cgroup;
         options->no_cgroups = global.no_cgroups;
+        options->reexec_argv = global.argv;
         if (auto created = create_container(*options); !created) {
             return fail(created.error().message());
         }

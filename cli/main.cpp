@@ -43,11 +43,11 @@ std::string_view subcommand_of(int argc, char** argv) {
 }
 
 int main_impl(int argc, char** argv) {
-    // Commands that put processes into containers run from a protected view of mini-run
-    // (runtime/sealed_exe.hpp). The re-exec starts main() over, so it comes first, before
-    // any work that would then be done twice. `run` decides once it has read the config:
-    // most containers it can protect with the cheaper exec gate (runtime/exec_gate.hpp).
-    if (std::string_view name = subcommand_of(argc, argv); name == "create" || name == "exec") {
+    // `exec` runs from a protected view of mini-run (runtime/sealed_exe.hpp). The re-exec
+    // starts main() over, so it comes first, before any work that would then be done twice.
+    // `create` and `run` decide once they have read the config: most containers they can
+    // protect with the cheaper exec gate (runtime/exec_gate.hpp).
+    if (std::string_view name = subcommand_of(argc, argv); name == "exec") {
         if (auto sealed = runtime::ensure_sealed_binary(argv); !sealed) {
             return fail(sealed.error().message());
         }

@@ -172,8 +172,6 @@ struct CreateMode {
     sigset_t exec_mask{};               // the mask the container's process starts with
     bool relay_terminal = false;        // run in the foreground without --console-socket
     bool parent_waits_for_exec = false; // run in the foreground
-    // `run`: the state directory stays locked until the init has exec'd (exec_gate.hpp).
-    bool may_use_exec_gate = false;
 };
 
 // CVE-2019-5736: the exec gate where this container allows it (exec_gate.hpp), the
@@ -184,22 +182,21 @@ Result<UniqueFd> protect_runtime_binary(const Plan& plan, const CreateOptions& o
     if (runtime::runs_from_protected_view()) {
         return UniqueFd();
     }
-    std::string reason = mode.may_use_exec_gate
-                             ? runtime::exec_gate::unusable_because(plan)
-                             : "only `run` keeps the container locked until its exec";
+    std::string reason = runtime::exec_gate::unusable_because(plan);
     if (reason.empty()) {
         auto gate = runtime::exec_gate::open_gate();
         if (gate) {
             if (explain::enabled()) {
                 explain::step("exec gate: the init will exec the process through a sealed "
-                              "2 KB program, never running mini-run in the container");
+                              "2 KB program, which also waits for start: mini-run never "
+                              "runs in the container");
             }
             return std::move(*gate);
         }
         reason = gate.error().message();
     }
     if (options.reexec_argv == nullptr) {
-        return UniqueFd(); // the caller re-executed itself already (create, exec)
+        return UniqueFd(); // the caller protected itself (or cannot restart)
     }
     if (explain::enabled()) {
         explain::step(cat("no exec gate (", reason,
@@ -211,6 +208,20 @@ Result<UniqueFd> protect_runtime_binary(const Plan& plan, const CreateOptions& o
     ::sigprocmask(SIG_SETMASK, &mode.exec_mask, nullptr);
     MR_TRY(runtime::ensure_sealed_binary(options.reexec_argv));
     return UniqueFd();
+}
+
+// With the exec gate the init execs it right after kCreated; its end of the socket is
+// close-on-exec then, so end of stream here says pid 1 is the sealed gate. Only after that
+// may the lock go, and with it the container to `exec` (a process put there with
+// CAP_SYS_PTRACE could otherwise open /proc/1/exe while it still is mini-run).
+Status wait_until_gate_entered(SyncSocket& sync) {
+    MR_ASSIGN(SyncEvent event, sync.receive());
+    if (event.eof) {
+        return {};
+    }
+    return event.message == SyncMessage::kError
+               ? event.error
+               : Error(EPROTO, "unexpected message from the container's init");
 }
 
 Status check_terminal_options(const Plan& plan, const CreateOptions& options,
@@ -366,6 +377,11 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
         }
     }
 
+    // The foreground `run` keeps the lock and the socket until the user's process runs.
+    if (exec_gate && !mode.parent_waits_for_exec) {
+        MR_TRY(wait_until_gate_entered(sync));
+    }
+
     // 7. Record the init, hand over the terminal, write the pid file.
     MR_ASSIGN(record.pid_start_time, state::process_start_time(record.pid));
     MR_TRY(created.dir.save(record));
@@ -446,7 +462,6 @@ Result<int> run_container(const RunOptions& options) {
     mode.exec_mask = signals.original_mask();
     mode.relay_terminal = !options.detach && options.console_socket.empty();
     mode.parent_waits_for_exec = !options.detach;
-    mode.may_use_exec_gate = true;
     MR_ASSIGN(Created created, create_internal(options, mode));
 
     runtime::Opened container{std::move(created.dir), created.record, state::Status::created};

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
+#include <string_view>
 
 // The stub's bytes, embedded at build time (scripts/embed-binary.cmake); size 0 when this
 // build has none.
@@ -20,11 +22,11 @@ namespace {
 constexpr unsigned int MFD_EXEC = 0x0010U; // Linux 6.3: executable memfd, explicitly
 #endif
 
-// Whether a filter built from `seccomp` lets execveat through, whatever its arguments.
-bool seccomp_allows_execveat(const spec::Seccomp& seccomp) {
+// Whether a filter built from `seccomp` lets `name` through, whatever its arguments.
+bool seccomp_allows(const spec::Seccomp& seccomp, std::string_view name) {
     bool named = false;
     for (const spec::SeccompSyscall& rule : seccomp.syscalls) {
-        if (std::find(rule.names.begin(), rule.names.end(), "execveat") == rule.names.end()) {
+        if (std::find(rule.names.begin(), rule.names.end(), name) == rule.names.end()) {
             continue;
         }
         // Any rule on it that is not a plain allow (an errno, a notify, a condition on its
@@ -36,6 +38,10 @@ bool seccomp_allows_execveat(const spec::Seccomp& seccomp) {
     }
     return named || seccomp.default_action == "SCMP_ACT_ALLOW";
 }
+
+// What the gate calls once the filter is loaded (exec_gate/stub.cpp), on its way to a
+// successful exec: entering it, waiting for start, marking fds close-on-exec.
+constexpr std::array<std::string_view, 4> kGateSyscalls = {"execveat", "ppoll", "read", "fcntl"};
 
 } // namespace
 
@@ -54,8 +60,12 @@ std::string unusable_because(const Plan& plan) {
     if (!process.apparmor_profile.empty() || !process.selinux_label.empty()) {
         return "an LSM label applies at the next execve, which would be the gate's";
     }
-    if (plan.spec.linux.seccomp && !seccomp_allows_execveat(*plan.spec.linux.seccomp)) {
-        return "linux.seccomp may refuse execveat, which enters the gate";
+    if (plan.spec.linux.seccomp) {
+        for (std::string_view name : kGateSyscalls) {
+            if (!seccomp_allows(*plan.spec.linux.seccomp, name)) {
+                return cat("linux.seccomp may refuse ", name, ", which the gate needs");
+            }
+        }
     }
     return "";
 }

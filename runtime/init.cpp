@@ -171,6 +171,16 @@ Status init_steps(const Plan& plan, InitContext& context) {
     MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, 0), "clear parent death signal"));
     MR_TRY(context.sync.send(SyncMessage::kCreated));
     context.created_sent = true;
+    if (context.exec_gate >= 0) {
+        // The gate waits for `start` itself (exec_gate.hpp): from here on pid 1 is the sealed
+        // gate, not a copy of mini-run. So the filter goes on before the wait, not after.
+        MR_TRY(security::before_exec(*context.security, listener_info));
+        ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
+        process::ExecGate gate{context.exec_gate,
+                               context.parent_waits_for_exec ? context.sync.fd() : -1,
+                               context.exec_fifo};
+        return process::exec(executable, process, plan.preserve_fds, gate);
+    }
     if (context.exec_fifo >= 0) {
         MR_TRY(wait_for_start(context.exec_fifo));
     }
@@ -180,8 +190,7 @@ Status init_steps(const Plan& plan, InitContext& context) {
 
     MR_TRY(security::before_exec(*context.security, listener_info));
     ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
-    return process::exec(executable, process, plan.preserve_fds, context.exec_gate,
-                         context.sync.fd());
+    return process::exec(executable, process, plan.preserve_fds);
 }
 
 } // namespace

@@ -110,8 +110,8 @@ Status close_inherited_fds(int preserve_fds, std::vector<int> keep) {
     return {};
 }
 
-Status exec(const std::string& path, const spec::Process& process, int preserve_fds, int gate,
-            int sync_fd) {
+Status exec(const std::string& path, const spec::Process& process, int preserve_fds,
+            const ExecGate& gate) {
     std::vector<char*> argv;
     argv.reserve(process.args.size() + 1);
     for (const std::string& arg : process.args) {
@@ -135,26 +135,35 @@ Status exec(const std::string& path, const spec::Process& process, int preserve_
         return Error::from_errno("mark inherited fds close-on-exec");
     }
     if (explain::enabled()) {
-        explain::step(cat(gate >= 0 ? "execveat(exec gate) -> " : "", "execve(", quoted(path), ", ",
-                          process.args.size(), " args, ", process.env.size(),
-                          " env): the container's process"));
+        explain::step(cat(gate.program < 0 ? ""
+                          : gate.start_fifo >= 0
+                              ? "execveat(exec gate), which waits for start, then "
+                              : "execveat(exec gate), then ",
+                          "execve(", quoted(path), ", ", process.args.size(), " args, ",
+                          process.env.size(), " env): the container's process"));
     }
-    if (gate < 0) {
+    if (gate.program < 0) {
         ::execve(path.c_str(), argv.data(), envp.data());
         return Error::from_errno(cat("exec ", quoted(path)));
     }
-    // The gate's command line (exec_gate/stub.cpp): the sync socket, the executable, argv.
-    std::string sync_text = std::to_string(sync_fd);
-    std::vector<char*> gate_argv = {sync_text.data(), const_cast<char*>(path.c_str())}; // NOLINT
+    // The gate's command line (exec_gate/stub.cpp): sync socket, fifo, executable, argv.
+    std::string sync_text = std::to_string(gate.report_to);
+    std::string fifo_text = std::to_string(gate.start_fifo);
+    std::vector<char*> gate_argv = {sync_text.data(), fifo_text.data(),
+                                    const_cast<char*>(path.c_str())}; // NOLINT
     gate_argv.insert(gate_argv.end(), argv.begin(), argv.end());
-    // The socket must outlive the gate's execve; the gate marks it close-on-exec again.
-    if (sync_fd >= 0 && ::fcntl(sync_fd, F_SETFD, 0) < 0) {
-        return Error::from_errno("keep the sync socket open for the exec gate");
+    // Both must outlive the gate's execve; the gate marks them close-on-exec again.
+    for (int fd : {gate.report_to, gate.start_fifo}) {
+        if (fd >= 0 && ::fcntl(fd, F_SETFD, 0) < 0) {
+            return Error::from_errno("keep an fd open for the exec gate");
+        }
     }
-    ::execveat(gate, "", gate_argv.data(), envp.data(), AT_EMPTY_PATH);
+    ::execveat(gate.program, "", gate_argv.data(), envp.data(), AT_EMPTY_PATH);
     Error failed = Error::from_errno("exec the exec gate");
-    if (sync_fd >= 0) {
-        (void)::fcntl(sync_fd, F_SETFD, FD_CLOEXEC);
+    for (int fd : {gate.report_to, gate.start_fifo}) {
+        if (fd >= 0) {
+            (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
+        }
     }
     return failed;
 }

@@ -31,10 +31,16 @@ Status enter_cwd(const spec::Process& process);
 // (CVE-2024-21626 class).
 Status close_inherited_fds(int preserve_fds, std::vector<int> keep);
 
+// The exec gate (exec_gate.hpp) to exec through, and what its program needs.
+struct ExecGate {
+    int program = -1;    // the gate's memfd; -1: execve directly
+    int report_to = -1;  // the sync socket for a failure, while the parent listens
+    int start_fifo = -1; // exec.fifo: the gate waits for `start`; -1: at once
+};
+
 // Closes every inherited fd above stdio and the `preserve_fds` after it at exec, and
-// execve()s. With an exec gate (`gate`, exec_gate.hpp) the gate's program does the
-// execve, and reports its failure on `sync_fd`. Returns only on failure.
-Status exec(const std::string& path, const spec::Process& process, int preserve_fds, int gate = -1,
-            int sync_fd = -1);
+// execve()s, or has the gate do it. Returns only on failure.
+Status exec(const std::string& path, const spec::Process& process, int preserve_fds,
+            const ExecGate& gate = {});
 
 } // namespace minirun::runtime::process

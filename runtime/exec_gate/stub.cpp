@@ -1,14 +1,16 @@
 // The exec gate's program: the last thing the container's init executes before the
 // user's process (runtime/exec_gate.hpp says why it exists).
 //
-//   argv[0]  the init's sync socket, as a decimal fd number ("-1": none)
-//   argv[1]  the executable, already resolved and checked by the init
-//   argv[2]  onwards: the process's own argv; the environment is passed on as it came
+//   argv[0]  the init's sync socket, as a decimal fd number ("-1": nobody listens)
+//   argv[1]  exec.fifo, opened for reading ("-1": start at once)
+//   argv[2]  the executable, already resolved and checked by the init
+//   argv[3]  onwards: the process's own argv; the environment is passed on as it came
 //
-// It marks the sync socket close-on-exec and execs the executable, so the socket reaches
-// its end of stream exactly when the user's process starts, as without the gate. If execve
-// fails it sends the init's kError frame instead, so `run` and `create` report it as
-// usual.
+// With a fifo it waits for `start` (one byte), as the init would have. Then it marks both
+// fds close-on-exec and execs the executable, so the socket reaches its end of stream and
+// the fifo loses its reader exactly when the user's process starts, as without the gate.
+// If that fails it sends the init's kError frame instead (or, with nobody listening,
+// writes the message to stderr).
 //
 // Freestanding: no libc, no start-up code, raw system calls. A static glibc spends about
 // 0.6 ms reading the CPU's cache geometry with cpuid before main on a VM (every cpuid
@@ -21,16 +23,28 @@
 
 namespace {
 
+constexpr long kSysRead = 0;
 constexpr long kSysClose = 3;
 constexpr long kSysSendto = 44;
 constexpr long kSysExecve = 59;
 constexpr long kSysExitGroup = 231;
 constexpr long kSysFcntl = 72;
 constexpr long kSysWrite = 1;
+constexpr long kSysPpoll = 271;
 constexpr long kFdSetFlags = 2; // F_SETFD
 constexpr long kCloseOnExec = 1;
 constexpr long kNoSigpipe = 0x4000; // MSG_NOSIGNAL
 constexpr int kStderr = 2;
+constexpr long kEintr = 4;
+constexpr long kEagain = 11;
+constexpr long kEpipe = 32;
+constexpr short kPollIn = 1;
+
+struct PollFd {
+    int fd;
+    short events;
+    short revents;
+};
 
 long system_call(long number, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0,
                  long f = 0) {
@@ -75,6 +89,8 @@ const char* reason_for(long error) {
         return "Invalid argument";
     case 26:
         return "Text file busy";
+    case 32:
+        return "Broken pipe";
     case 36:
         return "File name too long";
     case 40:
@@ -106,6 +122,70 @@ struct Text {
         }
     }
 };
+
+// The error frame on `sync`, or the message on stderr when nobody listens; then exit 1.
+[[noreturn]] void fail(long sync, const char* what, const char* path, long error) {
+    Text text;
+    text.add(what);
+    if (path != nullptr) {
+        text.add(" \"");
+        text.add(path);
+        text.add("\"");
+    }
+    text.add(": ");
+    if (const char* reason = reason_for(error)) {
+        text.add(reason);
+    } else {
+        text.add("error ");
+        text.add_number(error);
+    }
+    minirun::runtime::SyncFrameHeader header{
+        static_cast<uint32_t>(minirun::runtime::SyncMessage::kError), static_cast<int32_t>(error)};
+    __builtin_memcpy(text.bytes, &header, sizeof(header));
+    long sent = -1;
+    if (sync >= 0) {
+        sent = system_call(kSysSendto, sync, reinterpret_cast<long>(text.bytes),
+                           static_cast<long>(text.size), kNoSigpipe, 0, 0);
+    }
+    if (sent < 0) {
+        text.add("\n");
+        system_call(kSysWrite, kStderr, reinterpret_cast<long>(text.bytes + sizeof(header)),
+                    static_cast<long>(text.size - sizeof(header)));
+    }
+    exit_group(1);
+}
+
+// Blocks until `start` writes its byte to exec.fifo (opened non-blocking by the runtime:
+// poll sleeps, read takes the byte). A writer that closed without writing is no start.
+void wait_for_start(long sync, long fifo) {
+    for (;;) {
+        PollFd entry{static_cast<int>(fifo), kPollIn, 0};
+        long ready = system_call(kSysPpoll, reinterpret_cast<long>(&entry), 1, 0, 0, 8);
+        if (ready < 0 && ready != -kEintr) {
+            fail(sync, "wait for start", nullptr, -ready);
+        }
+        char byte = 0;
+        long got = system_call(kSysRead, fifo, reinterpret_cast<long>(&byte), 1);
+        if (got == 1) {
+            return;
+        }
+        if (got == 0) {
+            fail(sync, "wait for start: exec.fifo closed without a start", nullptr, kEpipe);
+        }
+        if (got != -kEagain && got != -kEintr) {
+            fail(sync, "wait for start", nullptr, -got);
+        }
+    }
+}
+
+// Close-on-exec, or closed: never inherited by the user's process.
+long close_on_exec(long fd) {
+    if (fd >= 0 && system_call(kSysFcntl, fd, kFdSetFlags, kCloseOnExec) < 0) {
+        system_call(kSysClose, fd);
+        return -1;
+    }
+    return fd;
+}
 
 long parse_fd(const char* text) {
     if (text == nullptr || *text == '\0') {
@@ -145,44 +225,20 @@ extern "C" [[noreturn]] void gate_main(long* stack) {
     long argc = stack[0];
     char** argv = reinterpret_cast<char**>(stack + 1);
     char** envp = argv + argc + 1;
-    if (argc < 2) {
+    if (argc < 3) {
         exit_group(127);
     }
     long sync = parse_fd(argv[0]);
-    if (sync >= 0 && system_call(kSysFcntl, sync, kFdSetFlags, kCloseOnExec) < 0) {
-        // Never let the socket reach the container; a failure then goes to stderr only.
-        system_call(kSysClose, sync);
-        sync = -1;
+    long fifo = parse_fd(argv[1]);
+    if (fifo >= 0) {
+        wait_for_start(sync, fifo);
     }
-    long error = -system_call(kSysExecve, reinterpret_cast<long>(argv[1]),
-                              reinterpret_cast<long>(argv + 2), reinterpret_cast<long>(envp));
-
+    close_on_exec(fifo);
+    sync = close_on_exec(sync);
+    long error = -system_call(kSysExecve, reinterpret_cast<long>(argv[2]),
+                              reinterpret_cast<long>(argv + 3), reinterpret_cast<long>(envp));
     // Still here: the frame process.cpp would have sent, `exec "<path>": <reason>`.
-    Text text;
-    text.add("exec \"");
-    text.add(argv[1]);
-    text.add("\": ");
-    if (const char* reason = reason_for(error)) {
-        text.add(reason);
-    } else {
-        text.add("error ");
-        text.add_number(error);
-    }
-    minirun::runtime::SyncFrameHeader header{
-        static_cast<uint32_t>(minirun::runtime::SyncMessage::kError), static_cast<int32_t>(error)};
-    memcpy(text.bytes, &header, sizeof(header));
-    long sent = -1;
-    if (sync >= 0) {
-        sent = system_call(kSysSendto, sync, reinterpret_cast<long>(text.bytes),
-                           static_cast<long>(text.size), kNoSigpipe, 0, 0);
-    }
-    if (sent < 0) {
-        // Nobody listens any more (`create` has exited): the container's stderr.
-        text.add("\n");
-        system_call(kSysWrite, kStderr, reinterpret_cast<long>(text.bytes + sizeof(header)),
-                    static_cast<long>(text.size - sizeof(header)));
-    }
-    exit_group(1);
+    fail(sync, "exec", argv[2], error);
 }
 
 // The entry point: the kernel leaves argc, argv and envp on the stack; gate_main gets a

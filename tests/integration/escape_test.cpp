@@ -396,10 +396,35 @@ TEST_CASE("escape: `run` never executes mini-run in the container: /proc/self/ex
         INFO(result.describe());
         CHECK(contains(result.err, "runtime: exec gate:"));
         CHECK_FALSE(contains(result.err, "re-executes itself"));
-        // What ran instead was the gate again, which found no program "--version".
+        // What ran instead was the gate again, which found no command line of its own.
         CHECK_FALSE(contains(result.out, "mini-run version"));
-        CHECK(result.exit_code != 0);
-        CHECK(contains(result.err, "exec \"--version\": No such file or directory"));
+        CHECK(result.exit_code == 127);
+    }
+    SECTION("create: while the container waits for start, its pid 1 is the sealed gate") {
+        bundle.set_args({"/bin/sh", "-c", "echo started"});
+        auto created = runtime.create(bundle);
+        INFO(created.describe());
+        REQUIRE(created.exit_code == 0);
+        auto pid = runtime.pid_from_file(bundle.id());
+        REQUIRE(pid);
+        char target[256] = {};
+        const std::string exe = "/proc/" + std::to_string(*pid) + "/exe";
+        REQUIRE(::readlink(exe.c_str(), target, sizeof(target) - 1) > 0);
+        CHECK(std::string(target).starts_with("/memfd:mini-run-exec-gate"));
+        // Even the host's root cannot change it: the memfd is sealed.
+        int fd = ::open(exe.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            CHECK(::write(fd, "x", 1) < 0);
+            ::close(fd);
+        }
+        CHECK(runtime.status(bundle.id()) == "created");
+        CHECK_FALSE(contains(created.out_now(), "started"));
+        auto started = runtime({"start", bundle.id()});
+        INFO(started.describe());
+        CHECK(started.exit_code == 0);
+        CHECK(runtime.wait_for_status(bundle.id(), "stopped"));
+        CHECK(contains(created.out_now(), "started\n"));
+        CHECK(runtime({"delete", bundle.id()}).exit_code == 0);
     }
     SECTION("the host's PID namespace: the protected re-exec instead") {
         bundle.remove_namespaces({"pid"});

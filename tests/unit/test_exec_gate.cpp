@@ -76,10 +76,15 @@ TEST_CASE("exec gate: which containers may take it", "[exec-gate]") {
         CHECK_THAT(reason_for(config), Catch::Contains("LSM"));
     }
     SECTION("seccomp: only a filter that surely lets execveat through") {
-        const json allow_execveat = {
-            {{"names", {"execve", "execveat"}}, {"action", "SCMP_ACT_ALLOW"}}};
-        config["linux"]["seccomp"] = seccomp_with("SCMP_ACT_ERRNO", allow_execveat);
+        const json allow_gate = {{{"names", {"execve", "execveat", "ppoll", "read", "fcntl"}},
+                                  {"action", "SCMP_ACT_ALLOW"}}};
+        config["linux"]["seccomp"] = seccomp_with("SCMP_ACT_ERRNO", allow_gate);
         CHECK(reason_for(config).empty());
+        // The gate also waits for start under the filter.
+        config["linux"]["seccomp"] = seccomp_with(
+            "SCMP_ACT_ERRNO",
+            {{{"names", {"execve", "execveat", "read", "fcntl"}}, {"action", "SCMP_ACT_ALLOW"}}});
+        CHECK_THAT(reason_for(config), Catch::Contains("ppoll"));
         config["linux"]["seccomp"] = seccomp_with("SCMP_ACT_ALLOW", json::array());
         CHECK(reason_for(config).empty());
         config["linux"]["seccomp"] =
@@ -131,8 +136,8 @@ TEST_CASE("exec gate: a sealed, executable memfd that nobody can change", "[exec
                                    "ELF");
 }
 
-TEST_CASE("exec gate: the program execs its argv[1], and reports a failed execve on the "
-          "sync fd in mini-run's frame",
+TEST_CASE("exec gate: the program waits for start on its fifo, execs its argv[2], and "
+          "reports a failure on the sync fd in mini-run's frame",
           "[exec-gate]") {
     auto gate = exec_gate::open_gate();
     if (!gate) {
@@ -141,11 +146,19 @@ TEST_CASE("exec gate: the program execs its argv[1], and reports a failed execve
     }
     int sockets[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) == 0);
-    auto run_gate = [&](std::vector<std::string> args) {
+    int start[2];
+    REQUIRE(::pipe2(start, O_NONBLOCK | O_CLOEXEC) == 0);
+    const std::string sync = std::to_string(sockets[1]);
+    const std::string fifo = std::to_string(start[0]);
+
+    // Starts the gate as the init does: the fds it is told about survive its execve.
+    auto spawn_gate = [&](std::vector<std::string> args) {
         pid_t child = ::fork();
         if (child == 0) {
-            ::close(sockets[0]);
             ::fcntl(sockets[1], F_SETFD, 0);
+            if (args[1] == fifo) {
+                ::fcntl(start[0], F_SETFD, 0);
+            }
             std::vector<char*> argv;
             for (auto& arg : args) {
                 argv.push_back(arg.data());
@@ -155,31 +168,55 @@ TEST_CASE("exec gate: the program execs its argv[1], and reports a failed execve
             ::execveat(gate->get(), "", argv.data(), envp, AT_EMPTY_PATH);
             ::_exit(99);
         }
-        int status = 0;
-        ::waitpid(child, &status, 0);
-        return status;
+        return child;
     };
-    const std::string sync = std::to_string(sockets[1]);
+    auto exit_code = [](pid_t child) {
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        REQUIRE(WIFEXITED(status));
+        return WEXITSTATUS(status);
+    };
+    auto error_frame = [&]() {
+        char frame[4096];
+        ssize_t got = ::recv(sockets[0], frame, sizeof(frame), MSG_DONTWAIT);
+        REQUIRE(got > 8);
+        uint32_t message = 0;
+        int32_t error = 0;
+        std::memcpy(&message, frame, 4);
+        std::memcpy(&error, frame + 4, 4);
+        CHECK(message == static_cast<uint32_t>(SyncMessage::kError));
+        return std::pair{error, std::string(frame + 8, static_cast<size_t>(got) - 8)};
+    };
+    char none = 0;
 
-    // Success: the socket was closed at the exec, so nothing arrives but our own end.
-    int status = run_gate({sync, "/bin/sh", "sh", "-c", "exit 7"});
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 7);
+    // No fifo: at once. Neither fd reaches the process; on success no frame arrives.
+    const std::string leaked =
+        "[ -e /proc/self/fd/" + sync + " ] || [ -e /proc/self/fd/" + fifo + " ] && exit 9; exit 7";
+    CHECK(exit_code(spawn_gate({sync, "-1", "/bin/sh", "sh", "-c", leaked})) == 7);
+    CHECK(::recv(sockets[0], &none, 1, MSG_DONTWAIT) < 0);
 
-    status = run_gate({sync, "/nonexistent/program", "program"});
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 1);
-    char frame[4096];
-    ssize_t got = ::recv(sockets[0], frame, sizeof(frame), MSG_DONTWAIT);
-    REQUIRE(got > 8);
-    uint32_t message = 0;
-    int32_t error = 0;
-    std::memcpy(&message, frame, 4);
-    std::memcpy(&error, frame + 4, 4);
-    CHECK(message == static_cast<uint32_t>(SyncMessage::kError));
+    // A failed execve: mini-run's frame, exit 1.
+    CHECK(exit_code(spawn_gate({sync, "-1", "/nonexistent/program", "program"})) == 1);
+    auto [error, text] = error_frame();
     CHECK(error == ENOENT);
-    CHECK(std::string(frame + 8, static_cast<size_t>(got) - 8) ==
-          "exec \"/nonexistent/program\": No such file or directory");
+    CHECK(text == "exec \"/nonexistent/program\": No such file or directory");
+
+    // With a fifo (a pipe will do): nothing runs before its byte arrives.
+    pid_t waiting = spawn_gate({sync, fifo, "/bin/sh", "sh", "-c", leaked});
+    ::usleep(100000);
+    int status = 0;
+    CHECK(::waitpid(waiting, &status, WNOHANG) == 0);
+    REQUIRE(::write(start[1], "0", 1) == 1);
+    CHECK(exit_code(waiting) == 7);
+
+    // A writer that closes without a byte is no start.
+    ::close(start[1]);
+    CHECK(exit_code(spawn_gate({sync, fifo, "/bin/true", "true"})) == 1);
+    auto [closed_error, closed_text] = error_frame();
+    CHECK(closed_error == EPIPE);
+    CHECK(closed_text == "wait for start: exec.fifo closed without a start: Broken pipe");
+
+    ::close(start[0]);
     ::close(sockets[0]);
     ::close(sockets[1]);
 }
