@@ -25,7 +25,7 @@ set origin 0,0
 set title "median wall time per scenario (lower is better)"
 set ylabel "ms"
 set xtics nomirror
-set xrange [-0.6:4.6]
+set xrange [-0.6:5.6]
 plot for [col=2:5] latency using col:xtic(1)
 
 set size 0.32,1
