@@ -82,32 +82,46 @@ int main_impl(int argc, char** argv) {
     app.add_option("--cgroup-manager", cgroup_manager, "cgroupfs, systemd or disabled")
         ->check(CLI::IsMember({"cgroupfs", "systemd", "disabled"}));
 
+    // Building a command's options costs more than `state` or `delete` does itself: only
+    // the command named on the command line is registered; all of them when none is (or
+    // one we do not know), for --help and CLI11's own errors.
+    using AddCommand = CommandRunner (*)(CLI::App&, GlobalOptions&);
+    static constexpr std::array<std::pair<std::string_view, AddCommand>, 16> kCommands = {{
+        {"create", add_create_command},
+        {"start", add_start_command},
+        {"run", add_run_command},
+        {"state", add_state_command},
+        {"kill", add_kill_command},
+        {"delete", add_delete_command},
+        {"exec", add_exec_command},
+        {"list", add_list_command},
+        {"ps", add_ps_command},
+        {"features", add_features_command},
+        {"spec", add_spec_command},
+        {"update", add_update_command},
+        {"pause", add_pause_command},
+        {"resume", add_resume_command},
+        {"events", add_events_command},
+        {"demo", add_demo_command}, // demo.cpp
+    }};
+    const std::string_view named = subcommand_of(argc, argv);
+    const bool known = std::any_of(kCommands.begin(), kCommands.end(),
+                                   [&](const auto& command) { return command.first == named; });
     std::vector<std::pair<CLI::App*, CommandRunner>> commands;
-    auto add = [&](CommandRunner runner) {
-        commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
-    };
-    add(add_create_command(app, global));
-    add(add_start_command(app, global));
-    add(add_run_command(app, global));
-    add(add_state_command(app, global));
-    add(add_kill_command(app, global));
-    add(add_delete_command(app, global));
-    add(add_exec_command(app, global));
-    add(add_list_command(app, global));
-    add(add_ps_command(app, global));
-    add(add_features_command(app, global));
-    add(add_spec_command(app, global));
-    add(add_update_command(app, global));
-    add(add_pause_command(app, global));
-    add(add_resume_command(app, global));
-    add(add_events_command(app, global));
+    for (const auto& [name, add_command] : kCommands) {
+        if (!known || name == named) {
+            CommandRunner runner = add_command(app, global);
+            commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
+        }
+    }
 
-    add(add_demo_command(app, global)); // demo.cpp
     // --explain: include/minirun/explain.hpp
     bool explain_steps = false;
-    for (const char* name : {"run", "create"}) {
-        app.get_subcommand(name)->add_flag("--explain", explain_steps,
-                                           "print each step the runtime takes, on stderr");
+    for (const auto& [subcommand, runner] : commands) {
+        if (subcommand->get_name() == "run" || subcommand->get_name() == "create") {
+            subcommand->add_flag("--explain", explain_steps,
+                                 "print each step the runtime takes, on stderr");
+        }
     }
 
     std::vector<std::string> args(argv, argv + argc);
