@@ -289,8 +289,16 @@ void enable_v2_controllers(const std::string& dir) {
     }
 }
 
+// A hierarchy's root holds the whole host: nothing here may ever kill or remove there.
+// A cgroup directory's parent is a cgroup directory too; a root's is not.
+bool is_hierarchy_root(const std::string& dir) {
+    return !files::exists(fs::split_parent(dir).first, "cgroup.procs");
+}
+
 // A new v1 cpuset cgroup starts with no cpus and no mems, and a task cannot join it
-// until both are set: copy them from the parent, as runc does.
+// until both are set (ENOSPC): copy them from the parent, as runc does. A parent still
+// empty was made a moment ago by a concurrent create that has not filled it yet: it is
+// filled the same way first (both write the same values). The hierarchy's root never is.
 Status copy_cpuset_from_parent(const std::string& dir) {
     std::string parent = fs::split_parent(dir).first;
     for (const char* name : {"cpuset.cpus", "cpuset.mems"}) {
@@ -299,6 +307,10 @@ Status copy_cpuset_from_parent(const std::string& dir) {
             continue;
         }
         MR_ASSIGN(std::string theirs, files::read(parent, name));
+        if (theirs.empty() && !is_hierarchy_root(parent)) {
+            MR_TRY(copy_cpuset_from_parent(parent));
+            MR_ASSIGN(theirs, files::read(parent, name));
+        }
         MR_TRY(files::write(dir, name, theirs));
     }
     return {};
@@ -374,12 +386,6 @@ Status make_directory(const std::string& key, const std::string& dir) {
             return made;
         }
     }
-}
-
-// A hierarchy's root holds the whole host: nothing here may ever kill or remove there.
-// A cgroup directory's parent is a cgroup directory too; a root's is not.
-bool is_hierarchy_root(const std::string& dir) {
-    return !files::exists(fs::split_parent(dir).first, "cgroup.procs");
 }
 
 // rmdir succeeds on a cgroup directory with its interface files still in it (the kernel

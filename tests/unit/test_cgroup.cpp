@@ -3,9 +3,11 @@
 
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -817,4 +819,42 @@ TEST_CASE("cgroup v2 on this machine: placement, cgroup.freeze, cgroup.kill, hug
     CHECK(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGKILL);
     CHECK_FALSE(stdfs::exists(dir));
+}
+
+// Creates in parallel share the default parent: one may find it made by another that has
+// not copied cpuset.cpus/mems into it yet. Joining a cgroup below an empty cpuset fails
+// with ENOSPC, so the parent is filled first (seen with 8-way parallel `run`s).
+TEST_CASE("cgroup v1 cpuset: a parent still empty is filled before its child", "[cgroup-root]") {
+    if (::geteuid() != 0) {
+        WARN("not root: skipped");
+        return;
+    }
+    auto host = detect_host();
+    REQUIRE(host);
+    std::string mount;
+    std::string key;
+    for (const Hierarchy& hierarchy : host->hierarchies) {
+        if (!hierarchy.v2 && std::find(hierarchy.controllers.begin(), hierarchy.controllers.end(),
+                                       "cpuset") != hierarchy.controllers.end()) {
+            mount = hierarchy.mount_point;
+            key = hierarchy.key;
+        }
+    }
+    if (mount.empty()) {
+        WARN("no v1 cpuset hierarchy: skipped");
+        return;
+    }
+    const std::string parent = mount + "/mini-run-unittest-cpuset-" + std::to_string(::getpid());
+    REQUIRE(::mkdir(parent.c_str(), 0755) == 0); // as a concurrent create left it: empty
+    CHECK(get(parent + "/cpuset.cpus") == "\n");
+    {
+        Cgroup cgroup = Cgroup::from_paths({{key, parent + "/c"}});
+        CgroupCleanup cleanup{cgroup};
+        REQUIRE(cgroup.create());
+        CHECK(get(parent + "/cpuset.cpus") == get(mount + "/cpuset.cpus"));
+        CHECK(get(parent + "/c/cpuset.mems") == get(mount + "/cpuset.mems"));
+        cleanup.child = fork_joined_sleeper(cgroup);
+        CHECK(cleanup.child > 0);
+    }
+    CHECK(::rmdir(parent.c_str()) == 0);
 }
