@@ -179,10 +179,17 @@ struct CreateMode {
 // Returns the gate's fd, or an invalid fd when the init is to exec the process itself.
 Result<UniqueFd> protect_runtime_binary(const Plan& plan, const CreateOptions& options,
                                         const CreateMode& mode) {
+    std::string reason = runtime::exec_gate::unusable_because(plan);
     if (runtime::runs_from_protected_view()) {
+        // Said here, after the re-exec, so that the steps are numbered once.
+        if (explain::enabled()) {
+            explain::step(reason.empty()
+                              ? "mini-run runs from a read-only view or sealed copy of itself"
+                              : cat("no exec gate (", reason,
+                                    "): mini-run runs from a read-only view of itself"));
+        }
         return UniqueFd();
     }
-    std::string reason = runtime::exec_gate::unusable_because(plan);
     if (reason.empty()) {
         auto gate = runtime::exec_gate::open_gate();
         if (gate) {
@@ -193,15 +200,10 @@ Result<UniqueFd> protect_runtime_binary(const Plan& plan, const CreateOptions& o
             }
             return std::move(*gate);
         }
-        reason = gate.error().message();
+        log::debug(cat("exec gate: ", gate.error().message(), "; re-executing instead"));
     }
     if (options.reexec_argv == nullptr) {
         return UniqueFd(); // the caller protected itself (or cannot restart)
-    }
-    if (explain::enabled()) {
-        explain::step(cat("no exec gate (", reason,
-                          "): mini-run re-executes itself from a "
-                          "read-only view"));
     }
     // The new start blocks the signals again itself, and would take this mask for the
     // container's process.
