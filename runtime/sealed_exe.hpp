@@ -4,12 +4,13 @@
 // /proc/<pid>/exe of such a process leads to the binary that runs it. A process in the
 // container that opened that link in time could keep the fd and, once mini-run exited,
 // write through it: the next `mini-run` anyone runs on the host would be the attacker's.
-// So the commands that put processes into containers (create, run, exec) first re-execute
-// themselves from a view of the binary that nobody can write through: the binary's
-// directory on a detached, read-only overlayfs with no upper layer (a few mount calls), or,
-// where that cannot be mounted (no CAP_SYS_ADMIN), an in-memory copy sealed against any
-// change. /proc/<pid>/exe then leads only there. Being non-dumpable while mini-run code
-// runs in the container adds a second wall (init.cpp, exec.cpp).
+// So `exec`, and `create` or `run` where the cheaper exec gate is ruled out
+// (exec_gate.hpp), first re-execute themselves from a view of the binary that nobody can
+// write through: the binary's directory on a detached, read-only overlayfs with no upper
+// layer (a few mount calls), or, where that cannot be mounted (no CAP_SYS_ADMIN), an
+// in-memory copy sealed against any change. /proc/<pid>/exe then leads only there. Being
+// non-dumpable while mini-run code runs in the container adds a second wall (init.cpp,
+// exec.cpp).
 #pragma once
 
 #include "minirun/error.hpp"

@@ -203,10 +203,16 @@ bench() {
     fi
 }
 
+# Fills args with one (name, command) pair per runtime: @RT@ in the template is replaced by
+# that runtime's command line.
+commands_for() {
+    args=()
+    for rt in "${RUNTIMES[@]}"; do args+=("$rt" "${1//@RT@/$(rt_cmd "$rt")}"); done
+}
+
 # 1. `run` of /bin/true, per bundle. No shell (-N): the command is exactly one exec.
 for bundle in default nonet userns; do
-    args=()
-    for rt in "${RUNTIMES[@]}"; do args+=("$rt" "$(rt_cmd "$rt") run -b $B/$bundle r-$bundle"); done
+    commands_for "@RT@ run -b $B/$bundle r-$bundle"
     args+=(floor "$FLOOR $bundle $ROOTFS")
     bench "run-$bundle" -N --warmup "$WARMUP" --runs "$RUNS" -- "${args[@]}"
 done
@@ -215,36 +221,23 @@ done
 # 0.2 s, which is not timed): a start as it comes in use (a CI job, a `podman run` now and
 # then), not in a tight loop. What an idle kernel makes a runtime wait for shows here
 # (docs/performance.md: the first move into a v1 cgroup waits for an RCU grace period).
-args=()
-for rt in "${RUNTIMES[@]}"; do args+=("$rt" "$(rt_cmd "$rt") run -b $B/default i-default"); done
+commands_for "@RT@ run -b $B/default i-default"
 args+=(floor "$FLOOR default $ROOTFS")
 bench run-idle -N --prepare "sleep 0.2" --warmup 1 --runs "$IDLE_RUNS" -- "${args[@]}"
 
 # 2. create + start + delete --force, and 3. run --detach + delete --force. These run in a
 # shell (hyperfine subtracts the shell's own start-up); $$ makes each iteration's id unique.
-# Fills args with one (name, command) pair per runtime: @RT@ in the template is replaced by
-# that runtime's command line.
-commands_for() {
-    args=()
-    for rt in "${RUNTIMES[@]}"; do args+=("$rt" "${1//@RT@/$(rt_cmd "$rt")}"); done
-}
 commands_for "@RT@ create -b $B/default c\$\$ && @RT@ start c\$\$ && @RT@ delete --force c\$\$"
 bench lifecycle --warmup "$WARMUP" --runs "$RUNS" -- "${args[@]}"
 commands_for "@RT@ run --detach -b $B/default d\$\$ && @RT@ delete --force d\$\$"
 bench detach --warmup "$WARMUP" --runs "$RUNS" -- "${args[@]}"
 
 # 4. Throughput: TP_N containers one after another, and 8 at a time.
-args=()
-for rt in "${RUNTIMES[@]}"; do
-    args+=("$rt" "for i in \$(seq $TP_N); do $(rt_cmd "$rt") run -b $B/default s\$\$-\$i || exit 1; done")
-done
+commands_for "for i in \$(seq $TP_N); do @RT@ run -b $B/default s\$\$-\$i || exit 1; done"
 args+=(floor "for i in \$(seq $TP_N); do $FLOOR default $ROOTFS || exit 1; done")
 bench sequential --warmup "$TP_WARMUP" --runs "$TP_RUNS" -- "${args[@]}"
 
-args=()
-for rt in "${RUNTIMES[@]}"; do
-    args+=("$rt" "seq $TP_N | xargs -P 8 -I@ $(rt_cmd "$rt") run -b $B/default p\$\$-@")
-done
+commands_for "seq $TP_N | xargs -P 8 -I@ @RT@ run -b $B/default p\$\$-@"
 args+=(floor "seq $TP_N | xargs -P 8 -I@ $FLOOR default $ROOTFS")
 bench parallel --warmup "$TP_WARMUP" --runs "$TP_RUNS" -- "${args[@]}"
 

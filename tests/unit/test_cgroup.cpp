@@ -651,6 +651,13 @@ struct CgroupCleanup {
     }
 };
 
+// The first hierarchy of this host that `wanted` accepts; nullptr when there is none.
+template <typename Predicate>
+const Hierarchy* find_hierarchy(const Host& host, Predicate wanted) {
+    auto found = std::find_if(host.hierarchies.begin(), host.hierarchies.end(), wanted);
+    return found == host.hierarchies.end() ? nullptr : &*found;
+}
+
 // A child that moves itself into `cgroup` (SelfJoin, as the init does) and then only
 // waits to be killed; -1 when fork fails or the child could not join.
 pid_t fork_joined_sleeper(const Cgroup& cgroup) {
@@ -772,18 +779,13 @@ TEST_CASE("cgroup v2 on this machine: placement, cgroup.freeze, cgroup.kill, hug
     }
     auto host = detect_host();
     REQUIRE(host);
-    std::string mount;
-    std::string key;
-    for (const Hierarchy& hierarchy : host->hierarchies) {
-        if (hierarchy.v2) {
-            mount = hierarchy.mount_point;
-            key = hierarchy.key;
-        }
-    }
-    if (mount.empty()) {
+    const Hierarchy* v2 = find_hierarchy(*host, [](const Hierarchy& h) { return h.v2; });
+    if (v2 == nullptr) {
         WARN("no cgroup2 mount: skipped");
         return;
     }
+    const std::string& mount = v2->mount_point;
+    const std::string& key = v2->key;
     std::string dir = mount + "/mini-run-unittest-v2-" + std::to_string(::getpid());
     Cgroup cgroup = Cgroup::from_paths({{key, dir}});
     CgroupCleanup cleanup{cgroup};
@@ -831,19 +833,16 @@ TEST_CASE("cgroup v1 cpuset: a parent still empty is filled before its child", "
     }
     auto host = detect_host();
     REQUIRE(host);
-    std::string mount;
-    std::string key;
-    for (const Hierarchy& hierarchy : host->hierarchies) {
-        if (!hierarchy.v2 && std::find(hierarchy.controllers.begin(), hierarchy.controllers.end(),
-                                       "cpuset") != hierarchy.controllers.end()) {
-            mount = hierarchy.mount_point;
-            key = hierarchy.key;
-        }
-    }
-    if (mount.empty()) {
+    const Hierarchy* cpuset = find_hierarchy(*host, [](const Hierarchy& h) {
+        return !h.v2 && std::find(h.controllers.begin(), h.controllers.end(), "cpuset") !=
+                            h.controllers.end();
+    });
+    if (cpuset == nullptr) {
         WARN("no v1 cpuset hierarchy: skipped");
         return;
     }
+    const std::string& mount = cpuset->mount_point;
+    const std::string& key = cpuset->key;
     const std::string parent = mount + "/mini-run-unittest-cpuset-" + std::to_string(::getpid());
     REQUIRE(::mkdir(parent.c_str(), 0755) == 0); // as a concurrent create left it: empty
     CHECK(get(parent + "/cpuset.cpus") == "\n");

@@ -1,11 +1,10 @@
 #include "exec_gate.hpp"
+#include "plan_bundle.hpp"
 #include "sync_wire.hpp"
-#include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <fcntl.h>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -14,7 +13,6 @@
 
 using namespace minirun;
 using namespace minirun::runtime;
-using minirun::testing::TempDir;
 using nlohmann::json;
 
 namespace {
@@ -31,12 +29,8 @@ json gate_config() {
 }
 
 std::string reason_for(const json& config) {
-    TempDir dir;
-    std::filesystem::create_directories(dir.path() + "/rootfs");
-    auto spec = spec::parse_spec(config.dump());
-    INFO((spec ? std::string() : spec.error().message()));
-    REQUIRE(spec);
-    auto plan = make_plan(std::move(*spec), {"test", dir.path(), 0});
+    auto plan = minirun::testing::PlanBundle().plan(config);
+    INFO((plan ? std::string() : plan.error().message()));
     REQUIRE(plan);
     return exec_gate::unusable_because(*plan);
 }

@@ -1,4 +1,5 @@
 #include "plan.hpp"
+#include "plan_bundle.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -24,18 +25,7 @@ json base_config() {
     };
 }
 
-// A bundle directory with a rootfs/ below it.
-struct Bundle {
-    TempDir dir;
-    Bundle() { std::filesystem::create_directories(dir.path() + "/rootfs"); }
-    Result<Plan> plan(const json& config) const {
-        auto spec = spec::parse_spec(config.dump());
-        if (!spec) {
-            return spec.error();
-        }
-        return make_plan(std::move(*spec), {"test", dir.path(), 0});
-    }
-};
+using Bundle = minirun::testing::PlanBundle;
 
 void add_namespace(json& config, const std::string& type, const std::string& path = "") {
     json ns = {{"type", type}};
