@@ -11,6 +11,9 @@ set -euo pipefail
 
 PACKAGES=(
     podman conmon crun runc golang-github-containers-common uidmap
+    # podman asks the runtime about checkpoints (`checkpoint --help`) only once it has found
+    # a CRIU it accepts; without one it never asks (tests/engines/run.sh checks the answer)
+    criu
     containerd
     util-linux busybox-static
 )
