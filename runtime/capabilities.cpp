@@ -85,17 +85,19 @@ bool lookup(const std::string& name, cap_value_t& value) {
     return cap_from_name(lower.c_str(), &value) == 0 && value >= 0;
 }
 
-Status resolve_set(const std::vector<std::string>& names, std::string_view set, int last_cap,
-                   std::vector<int>& out) {
+// A name libcap does not know, or one this kernel does not have (CAP_BPF on 5.4, say), is
+// skipped with a warning: runtime-spec 1.1 and later (config.md, "capabilities") make a
+// capability that cannot be granted a warning, and runc and crun run such a config.
+void resolve_set(const std::vector<std::string>& names, std::string_view set, int last_cap,
+                 std::vector<int>& out) {
     for (size_t i = 0; i < names.size(); ++i) {
         const std::string& name = names[i];
         cap_value_t value = -1;
         if (!lookup(name, value)) {
-            return Error(EINVAL, cat("process.capabilities.", set, "[", i, "]: unknown capability ",
-                                     quoted(name)));
+            log::warning(cat("process.capabilities.", set, "[", i, "]: unknown capability ",
+                             quoted(name), "; skipped"));
+            continue;
         }
-        // A config written for a newer kernel (CAP_BPF on 5.4, say) still runs here, as
-        // with runc: the capability cannot be granted, and nothing else depends on it.
         if (value > last_cap) {
             log::warning(cat("process.capabilities.", set, "[", i, "]: capability ", name,
                              " is not supported by this kernel; skipped"));
@@ -105,7 +107,6 @@ Status resolve_set(const std::vector<std::string>& names, std::string_view set, 
             out.push_back(value);
         }
     }
-    return {};
 }
 
 Result<Mask> mask_of(const std::vector<int>& caps, std::string_view set) {
@@ -210,11 +211,30 @@ int kernel_last_cap() {
 
 Result<CapabilitySets> resolve(const spec::Capabilities& names, int last_cap) {
     CapabilitySets sets;
-    MR_TRY(resolve_set(names.bounding, "bounding", last_cap, sets.bounding));
-    MR_TRY(resolve_set(names.effective, "effective", last_cap, sets.effective));
-    MR_TRY(resolve_set(names.permitted, "permitted", last_cap, sets.permitted));
-    MR_TRY(resolve_set(names.inheritable, "inheritable", last_cap, sets.inheritable));
-    MR_TRY(resolve_set(names.ambient, "ambient", last_cap, sets.ambient));
+    resolve_set(names.bounding, "bounding", last_cap, sets.bounding);
+    resolve_set(names.effective, "effective", last_cap, sets.effective);
+    resolve_set(names.permitted, "permitted", last_cap, sets.permitted);
+    resolve_set(names.inheritable, "inheritable", last_cap, sets.inheritable);
+    std::vector<int> ambient;
+    resolve_set(names.ambient, "ambient", last_cap, ambient);
+    // The kernel raises an ambient capability only when it is both permitted and
+    // inheritable (PR_CAP_AMBIENT_RAISE). `runc spec` and `crun spec` list ambient
+    // capabilities without an inheritable set, and runc and crun skip them without a word.
+    // So does mini-run, but for a line at --debug: on stderr a warning would be part of the
+    // container's own stderr in every foreground `run` of such a bundle (runc's suite reads
+    // that stream line by line), for a config that is as its authors meant it.
+    for (int cap : ambient) {
+        auto in = [cap](const std::vector<int>& set) {
+            return std::find(set.begin(), set.end(), cap) != set.end();
+        };
+        if (in(sets.permitted) && in(sets.inheritable)) {
+            sets.ambient.push_back(cap);
+        } else {
+            log::debug(cat("process.capabilities.ambient: ", cap_name(cap), " is not ",
+                           in(sets.permitted) ? "inheritable" : "permitted and inheritable",
+                           ", so it cannot be ambient; skipped"));
+        }
+    }
     return sets;
 }
 

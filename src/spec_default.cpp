@@ -19,20 +19,20 @@ Json capability_set() {
 
 Json default_process() {
     return {
-        // runc writes true; mini-run has no console support yet, so a default bundle must run
-        // without one.
-        {"terminal", false},
+        // As runc: a terminal, so that `run` of the default bundle is an interactive shell.
+        {"terminal", true},
         {"user", {{"uid", 0}, {"gid", 0}}},
         {"args", {"sh"}},
         {"env",
          {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm"}},
         {"cwd", "/"},
-        // No inheritable or ambient set: those would hand the capabilities on across execve
-        // to non-root programs, which the default container has no need for.
+        // runc's sets, ambient included: the ambient set is skipped with a warning when the
+        // inheritable set does not hold it too (capabilities.cpp), as runc and crun do.
         {"capabilities",
          {{"bounding", capability_set()},
           {"effective", capability_set()},
-          {"permitted", capability_set()}}},
+          {"permitted", capability_set()},
+          {"ambient", capability_set()}}},
         {"rlimits", Json::array({{{"type", "RLIMIT_NOFILE"}, {"hard", 1024}, {"soft", 1024}}})},
         {"noNewPrivileges", true},
     };
@@ -94,7 +94,8 @@ Json default_linux(bool rootless, uint32_t host_uid, uint32_t host_gid) {
         linux["resources"] = {
             {"devices", Json::array({{{"allow", false}, {"access", "rwm"}}})},
         };
-        for (const char* type : {"pid", "network", "ipc", "uts", "mount", "cgroup"}) {
+        // runc's list: no cgroup namespace (runc spec leaves it to the user).
+        for (const char* type : {"pid", "network", "ipc", "uts", "mount"}) {
             namespaces.push_back({{"type", type}});
         }
     }

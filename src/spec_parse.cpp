@@ -1,6 +1,7 @@
 // config.json -> spec::Spec: type checks and single-field value checks, in one pass over the
 // document. The rules that relate several fields live in spec_validate.cpp.
 #include "minirun/fd.hpp"
+#include "minirun/log.hpp"
 #include "minirun/spec.hpp"
 #include "spec_reader.hpp"
 #include "spec_rules.hpp"
@@ -168,21 +169,16 @@ Status parse_console_size(const Node& node, ConsoleSize& size) {
     return required_field(node, "width", size.width);
 }
 
-Status read_capability(const Node& node, std::string& name) {
-    MR_TRY(read(node, name));
-    if (!rules::is_known_capability(name)) {
-        return node.error(cat("unknown capability ", quoted(name)));
-    }
-    return {};
-}
-
 Status parse_capabilities(const Node& node, Capabilities& caps) {
     MR_TRY(expect_object(node));
-    MR_TRY(field_with(node, "bounding", caps.bounding, read_capability));
-    MR_TRY(field_with(node, "effective", caps.effective, read_capability));
-    MR_TRY(field_with(node, "permitted", caps.permitted, read_capability));
-    MR_TRY(field_with(node, "inheritable", caps.inheritable, read_capability));
-    return field_with(node, "ambient", caps.ambient, read_capability);
+    // Names are only type-checked here: runtime-spec 1.1 and later make a capability that
+    // cannot be granted (unknown to libcap or to the kernel) a warning, not an error, and
+    // runtime/capabilities.cpp warns and skips it when the container is made.
+    MR_TRY(field(node, "bounding", caps.bounding));
+    MR_TRY(field(node, "effective", caps.effective));
+    MR_TRY(field(node, "permitted", caps.permitted));
+    MR_TRY(field(node, "inheritable", caps.inheritable));
+    return field(node, "ambient", caps.ambient);
 }
 
 Status parse_rlimit(const Node& node, Rlimit& limit) {
@@ -439,9 +435,19 @@ Status parse_device_rule(const Node& node, DeviceCgroupRule& rule) {
         if (rule.access.empty()) {
             rule.access = "rwm";
         }
+        // Only r, w and m mean something (the kernel's devices.allow takes no other). runc
+        // drops any other letter and runs the config ("rwa" is seen in the wild, and in
+        // runc's own tests); so does mini-run, saying so.
         if (rule.access.find_first_not_of("rwm") != std::string::npos) {
-            return access->error(
-                cat("expected a combination of r, w and m, got ", quoted(rule.access)));
+            std::string kept;
+            for (char letter : std::string_view("rwm")) {
+                if (rule.access.find(letter) != std::string::npos) {
+                    kept.push_back(letter);
+                }
+            }
+            log::warning(cat(access->path(), ": only r, w and m are device access, got ",
+                             quoted(rule.access), "; using ", quoted(kept)));
+            rule.access = kept;
         }
     }
     return {};

@@ -1,5 +1,5 @@
-// The value rules of config.json that are more than a type check: known names (capabilities,
-// rlimits, seccomp constants), sysctl classification, path normalisation, and the checks that
+// The value rules of config.json that are more than a type check: known names (rlimits,
+// seccomp constants), sysctl classification, path normalisation, and the checks that
 // look at several fields at once. Private to the spec parser; exposed here for the tests.
 #pragma once
 
@@ -24,9 +24,6 @@ SysctlScope classify_sysctl(std::string_view name);
 
 // RLIMIT_NOFILE -> its resource number.
 std::optional<int> rlimit_resource(std::string_view name);
-
-// "CAP_SYS_ADMIN": the CAP_ prefix, and a name libcap knows.
-bool is_known_capability(std::string_view name);
 
 bool is_seccomp_action(std::string_view name);      // SCMP_ACT_*
 bool is_seccomp_arch(std::string_view name);        // SCMP_ARCH_*, as libseccomp resolves it

@@ -3,7 +3,6 @@
 #include "spec_rules.hpp"
 
 #include <seccomp.h>
-#include <sys/capability.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -190,15 +189,6 @@ std::optional<int> rlimit_resource(std::string_view name) {
         }
     }
     return std::nullopt;
-}
-
-bool is_known_capability(std::string_view name) {
-    // runc only takes the "CAP_" spelling; libcap alone would also accept "12" or "sys_admin".
-    if (!name.starts_with("CAP_")) {
-        return false;
-    }
-    cap_value_t value = 0;
-    return cap_from_name(std::string(name).c_str(), &value) == 0;
 }
 
 bool is_seccomp_action(std::string_view name) {

@@ -148,15 +148,15 @@ TEST_CASE("resolve maps names to numbers in every set", "[caps]") {
     spec::Capabilities names;
     names.bounding = {"CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_BIND_SERVICE", "CAP_KILL"};
     names.effective = {"CAP_KILL"};
-    names.permitted = {"CAP_NET_BIND_SERVICE", "CAP_SETUID"};
-    names.inheritable = {"CAP_SETGID"};
+    names.permitted = {"CAP_NET_BIND_SERVICE", "CAP_SETUID", "CAP_SETPCAP", "CAP_CHOWN"};
+    names.inheritable = {"CAP_SETGID", "CAP_CHOWN", "CAP_SETPCAP"};
     names.ambient = {"CAP_SETPCAP", "CAP_CHOWN"};
     auto sets = caps::resolve(names, 40);
     REQUIRE(sets.ok());
     CHECK(sets->bounding == Caps({CAP_CHOWN, CAP_SYS_ADMIN, CAP_NET_BIND_SERVICE, CAP_KILL}));
     CHECK(sets->effective == Caps({CAP_KILL}));
-    CHECK(sets->permitted == Caps({CAP_NET_BIND_SERVICE, CAP_SETUID}));
-    CHECK(sets->inheritable == Caps({CAP_SETGID}));
+    CHECK(sets->permitted == Caps({CAP_NET_BIND_SERVICE, CAP_SETUID, CAP_SETPCAP, CAP_CHOWN}));
+    CHECK(sets->inheritable == Caps({CAP_SETGID, CAP_CHOWN, CAP_SETPCAP}));
     CHECK(sets->ambient == Caps({CAP_SETPCAP, CAP_CHOWN}));
 
     auto empty = caps::resolve(spec::Capabilities{}, 40);
@@ -172,25 +172,73 @@ TEST_CASE("resolve: the CAP_ prefix as the spec parser has it, any case after it
     REQUIRE(sets.ok());
     CHECK(sets->effective == Caps({CAP_SYS_ADMIN, CAP_NET_BIND_SERVICE}));
 
-    // libcap alone would take these; the spec parser does not.
+    // libcap alone would take these; runc does not: they are unknown names, skipped.
+    REQUIRE(log::configure(log::Options{}).ok());
     for (const char* name : {"cap_sys_admin", "SYS_ADMIN", "21"}) {
-        names.effective = {name};
-        auto rejected = caps::resolve(names, 40);
-        REQUIRE_FALSE(rejected.ok());
-        CHECK(rejected.error().message() ==
-              cat("process.capabilities.effective[0]: unknown capability \"", name, "\""));
+        names.effective = {name, "CAP_KILL"};
+        Result<caps::CapabilitySets> skipped = Error("not run");
+        std::string warnings = capture_stderr([&] { skipped = caps::resolve(names, 40); });
+        REQUIRE(skipped.ok());
+        CHECK(skipped->effective == Caps({CAP_KILL}));
+        CHECK(warnings == cat("mini-run: warning: process.capabilities.effective[0]: unknown "
+                              "capability \"",
+                              name, "\"; skipped\n"));
     }
 }
 
-TEST_CASE("resolve: an unknown name is an error with its path", "[caps]") {
+TEST_CASE("resolve: an unknown name is a warning with its path, and is skipped", "[caps]") {
+    // runtime-spec 1.1 and later (config.md): a capability that cannot be granted is a
+    // warning. `runc spec` configs carried into newer or older kernels depend on it.
+    REQUIRE(log::configure(log::Options{}).ok());
     spec::Capabilities names;
-    names.bounding = {"CAP_CHOWN"};
+    names.bounding = {"CAP_CHOWN", "CAP_FOO"};
+    names.permitted = {"CAP_CHOWN", "CAP_KILL"};
+    names.inheritable = {"CAP_CHOWN", "CAP_KILL"};
     names.ambient = {"CAP_CHOWN", "CAP_KILL", "CAP_FOO"};
-    auto sets = caps::resolve(names, 40);
-    REQUIRE_FALSE(sets.ok());
-    CHECK(sets.error().errno_value() == EINVAL);
-    CHECK(sets.error().message() ==
-          "process.capabilities.ambient[2]: unknown capability \"CAP_FOO\"");
+    Result<caps::CapabilitySets> sets = Error("not run");
+    std::string warnings = capture_stderr([&] { sets = caps::resolve(names, 40); });
+    REQUIRE(sets.ok());
+    CHECK(sets->bounding == Caps({CAP_CHOWN}));
+    CHECK(sets->ambient == Caps({CAP_CHOWN, CAP_KILL}));
+    CHECK(warnings ==
+          "mini-run: warning: process.capabilities.bounding[1]: unknown capability \"CAP_FOO\"; "
+          "skipped\n"
+          "mini-run: warning: process.capabilities.ambient[2]: unknown capability \"CAP_FOO\"; "
+          "skipped\n");
+}
+
+TEST_CASE("resolve: an ambient capability that is not also inheritable is skipped, said at --debug",
+          "[caps]") {
+    // `runc spec` and `crun spec` list ambient capabilities and no inheritable set; the kernel
+    // would refuse to raise them (PR_CAP_AMBIENT_RAISE needs permitted and inheritable).
+    log::Options debug;
+    debug.min_level = log::Level::debug;
+    REQUIRE(log::configure(debug).ok());
+    spec::Capabilities names;
+    names.bounding = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"};
+    names.effective = names.bounding;
+    names.permitted = names.bounding;
+    names.ambient = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", "CAP_CHOWN"};
+    names.inheritable = {"CAP_KILL", "CAP_CHOWN"};
+    Result<caps::CapabilitySets> sets = Error("not run");
+    std::string warnings = capture_stderr([&] { sets = caps::resolve(names, 40); });
+    REQUIRE(sets.ok());
+    CHECK(sets->ambient == Caps({CAP_KILL}));
+    CHECK(sets->permitted == Caps({CAP_AUDIT_WRITE, CAP_KILL, CAP_NET_BIND_SERVICE}));
+    CHECK_THAT(warnings,
+               Catch::Contains("level=debug msg=\"process.capabilities.ambient: CAP_AUDIT_WRITE is "
+                               "not inheritable, so it cannot be ambient; skipped\"\n"));
+    CHECK_THAT(warnings, Catch::Contains("level=debug msg=\"process.capabilities.ambient: "
+                                         "CAP_NET_BIND_SERVICE is not inheritable"));
+    CHECK_THAT(warnings, Catch::Contains("level=debug msg=\"process.capabilities.ambient: "
+                                         "CAP_CHOWN is not permitted and inheritable"));
+
+    // Without --debug, nothing: the foreground `run`'s stderr is the container's.
+    REQUIRE(log::configure(log::Options{}).ok());
+    std::string quiet = capture_stderr([&] { sets = caps::resolve(names, 40); });
+    REQUIRE(sets.ok());
+    CHECK(sets->ambient == Caps({CAP_KILL}));
+    CHECK(quiet.empty());
 }
 
 TEST_CASE("resolve: a capability above the kernel's last is skipped with a warning", "[caps]") {
