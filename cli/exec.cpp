@@ -113,7 +113,8 @@ void drop_exec_separator(std::vector<std::string>& args) {
                                                           "-e",           "--user",
                                                           "-u",           "--additional-gids",
                                                           "-g",           "--cap",
-                                                          "-c",           "--preserve-fds"};
+                                                          "-c",           "--preserve-fds",
+                                                          "--cgroup"};
     bool in_exec = false;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string& arg = args[i];
@@ -158,6 +159,12 @@ CommandRunner add_exec_command(CLI::App& app, GlobalOptions& global) {
     command->add_option("--cap,-c", flags->caps, "add a capability (CAP_NET_ADMIN)")
         ->allow_extra_args(false);
     command->add_flag("--no-new-privs", flags->no_new_privs, "set no_new_privileges");
+    command->add_flag("--ignore-paused", flags->options.ignore_paused,
+                      "exec in a paused container too (the process waits for resume)");
+    command
+        ->add_option("--cgroup", flags->options.cgroups,
+                     "[CONTROLLER[,CONTROLLER...]:]PATH: a sub-cgroup to run in")
+        ->allow_extra_args(false);
     command
         ->add_option("--preserve-fds", flags->options.preserve_fds,
                      "pass this many fds after stdio to the process")
@@ -172,14 +179,19 @@ CommandRunner add_exec_command(CLI::App& app, GlobalOptions& global) {
         for (const std::string& extra : command->remaining()) {
             flags->command.push_back(extra);
         }
+        // As runc: 255 when mini-run itself failed, so that it cannot be taken for the exit
+        // code of the process (which a foreground exec returns).
+        constexpr int kRuntimeFailed = 255;
         auto process = build_process(*flags, global.root);
         if (!process) {
-            return fail(process.error().message());
+            (void)fail(process.error().message());
+            return kRuntimeFailed;
         }
         flags->options.process = std::move(*process);
         auto exit_code = exec_in_container(flags->options);
         if (!exit_code) {
-            return fail(exit_code.error().message());
+            (void)fail(exit_code.error().message());
+            return kRuntimeFailed;
         }
         return *exit_code;
     };

@@ -1,6 +1,5 @@
 // mini-run ps [--format table|json] ID: the container's processes.
 #include "commands.hpp"
-#include "fs.hpp"
 #include "minirun/runtime.hpp"
 
 #include <iostream>
@@ -17,13 +16,14 @@ CommandRunner add_ps_command(CLI::App& app, GlobalOptions& global) {
     command->add_option("--format,-f", options->format, "table or json")
         ->check(CLI::IsMember({"table", "json"}));
     add_id(*command, options->id);
-    command->allow_extras(); // runc passes `ps` arguments after the id; accepted, unused
-    return [options, &global]() {
-        auto pids = container_pids(global.root, options->id);
-        if (!pids) {
-            return fail(pids.error().message());
-        }
+    // runc's form: `ps ID [PS-ARGS...]`, the arguments after the id being ps(1)'s.
+    command->allow_extras();
+    return [options, command, &global]() {
         if (options->format == "json") {
+            auto pids = container_pids(global.root, options->id);
+            if (!pids) {
+                return fail(pids.error().message());
+            }
             std::string out = "[";
             for (size_t i = 0; i < pids->size(); ++i) {
                 out += cat(i == 0 ? "" : ",", (*pids)[i]);
@@ -31,13 +31,11 @@ CommandRunner add_ps_command(CLI::App& app, GlobalOptions& global) {
             std::cout << out << "]\n";
             return 0;
         }
-        std::cout << "PID     CMD\n";
-        for (pid_t pid : *pids) {
-            auto cmdline = fs::read_file(cat("/proc/", pid, "/cmdline"));
-            std::string text = cmdline ? *cmdline : "";
-            std::replace(text.begin(), text.end(), '\0', ' ');
-            std::printf("%-7d %s\n", pid, text.c_str());
+        auto table = container_ps(global.root, options->id, command->remaining());
+        if (!table) {
+            return fail(table.error().message());
         }
+        std::cout << *table;
         return 0;
     };
 }

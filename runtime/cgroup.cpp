@@ -6,6 +6,7 @@
 #include "cgroup_files.hpp"
 #include "fs.hpp"
 #include "minirun/log.hpp"
+#include "mountinfo.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -86,16 +87,8 @@ std::map<std::string, uint64_t> key_values(std::string_view text) {
 
 std::set<std::string> words(std::string_view text) {
     std::set<std::string> out;
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find_first_of(" \t\n", start);
-        if (end == std::string_view::npos) {
-            end = text.size();
-        }
-        if (end > start) {
-            out.emplace(text.substr(start, end - start));
-        }
-        start = end + 1;
+    for (std::string_view word : fs::split_words(text)) {
+        out.emplace(word);
     }
     return out;
 }
@@ -316,10 +309,10 @@ Status copy_cpuset_from_parent(const std::string& dir) {
     return {};
 }
 
-// An existing cgroup may be reused (runc allows it) but not one in use: joining a frozen
-// cgroup hangs the container's init, and limits written into another workload's cgroup
-// would change it.
-Status refuse_busy(const std::string& key, const std::string& dir) {
+// An existing cgroup may be reused (runc allows it), but not a frozen one: joining it would
+// hang the container's init. One that holds processes already is shared with them (runc
+// warns and goes on, and so do we: the caller is told how many there are).
+Result<size_t> processes_in_existing(const std::string& key, const std::string& dir) {
     bool frozen = false;
     if (is_v2_key(key)) {
         auto state = files::read(dir, "cgroup.freeze");
@@ -329,14 +322,12 @@ Status refuse_busy(const std::string& key, const std::string& dir) {
         frozen = state && *state != "THAWED";
     }
     if (frozen) {
-        return Error(EBUSY, cat("cgroup ", quoted(dir), " is frozen"));
+        // runc's words, which its users look for.
+        return Error(EBUSY, cat("container's cgroup unexpectedly frozen: ", quoted(dir)));
     }
     std::vector<pid_t> pids;
     MR_TRY(collect_pids(dir, pids));
-    if (!pids.empty()) {
-        return Error(EBUSY, cat("cgroup ", quoted(dir), " already has processes"));
-    }
-    return {};
+    return pids.size();
 }
 
 Status make_directory_once(const std::string& key, const std::string& dir) {
@@ -468,18 +459,20 @@ std::string pids_dir(const files::Places& places, const std::map<std::string, st
 
 } // namespace
 
-Status Cgroup::create() {
+Result<size_t> Cgroup::create() {
     // Every directory is checked before any is made, so that a refused create leaves
     // nothing behind.
+    size_t found = 0;
     for (const auto& [key, dir] : paths_) {
         if (is_directory(dir)) {
-            MR_TRY(refuse_busy(key, dir));
+            MR_ASSIGN(size_t here, processes_in_existing(key, dir));
+            found = std::max(found, here);
         }
     }
     for (const auto& [key, dir] : paths_) {
         MR_TRY(make_directory(key, dir));
     }
-    return {};
+    return found;
 }
 
 Status Cgroup::apply(const spec::Resources& resources, bool updating) {
@@ -587,6 +580,71 @@ Status Cgroup::apply(const spec::Resources& resources, bool updating) {
         MR_TRY(files::unified_v2(at.v2, resources.unified, at.v2_controllers));
     }
     return {};
+}
+
+namespace {
+
+// A v1 hierarchy's key names its controllers ("memory", or "cpu,cpuacct" where they are
+// mounted together).
+bool hierarchy_has(const std::string& key, std::string_view controller) {
+    if (is_v2_key(key)) {
+        return false;
+    }
+    auto names = fs::split(key, ',');
+    return std::find(names.begin(), names.end(), controller) != names.end();
+}
+
+} // namespace
+
+Result<Cgroup> Cgroup::for_exec(const std::vector<std::string>& requests) const {
+    std::map<std::string, std::string> paths = paths_;
+    for (const std::string& request : requests) {
+        // "[controller[,controller...]:]path": without controllers, every hierarchy.
+        size_t colon = request.find(':');
+        std::string sub = colon == std::string::npos ? request : request.substr(colon + 1);
+        std::vector<std::string> wanted;
+        if (colon != std::string::npos) {
+            for (std::string_view name : fs::split(request.substr(0, colon), ',')) {
+                if (!name.empty()) {
+                    wanted.emplace_back(name);
+                }
+            }
+        }
+        // Below the container's own cgroup only; the words are runc's.
+        auto parts = fs::split(sub, '/');
+        if (std::find(parts.begin(), parts.end(), "..") != parts.end()) {
+            return Error(EINVAL,
+                         cat("--cgroup ", quoted(request), ": ", sub, " is not a sub cgroup path"));
+        }
+        for (const std::string& controller : wanted) {
+            if (std::none_of(paths_.begin(), paths_.end(), [&](const auto& entry) {
+                    return hierarchy_has(entry.first, controller);
+                })) {
+                return Error(EINVAL, cat("--cgroup ", quoted(request), ": unknown controller ",
+                                         quoted(controller)));
+            }
+        }
+        std::string below = fs::clean_path("/" + sub);
+        for (auto& entry : paths) {
+            const std::string& key = entry.first;
+            bool applies = wanted.empty() ||
+                           std::any_of(wanted.begin(), wanted.end(), [&](const std::string& name) {
+                               return hierarchy_has(key, name);
+                           });
+            if (applies) {
+                entry.second = below == "/" ? paths_.at(key) : paths_.at(key) + below;
+            }
+        }
+    }
+    // A sub-cgroup must exist: exec joins cgroups, it never makes them. runc's words again,
+    // which its users match on.
+    for (const auto& [key, dir] : paths) {
+        if (dir != paths_.at(key) && !files::exists(dir, "cgroup.procs")) {
+            return Error(ENOENT, cat("--cgroup: adding pid to cgroups: open ", dir,
+                                     "/cgroup.procs: no such file or directory"));
+        }
+    }
+    return Cgroup(std::move(paths));
 }
 
 Result<SelfJoin> Cgroup::open_self_join() const {
@@ -753,6 +811,19 @@ Result<uint64_t> Cgroup::oom_kill_count() const {
     }
     MR_ASSIGN(std::string text, files::read(dir, name));
     return files::key_values(text)["oom_kill"];
+}
+
+Status Cgroup::remove_if_unused() const {
+    if (auto left = pids(); !left || !left->empty()) {
+        return {}; // still another's, or gone
+    }
+    for (const auto& [key, dir] : paths_) {
+        if (is_directory(dir) && !is_hierarchy_root(dir) && ::rmdir(dir.c_str()) != 0 &&
+            errno != ENOENT && errno != EBUSY && errno != ENOTEMPTY) {
+            return Error::from_errno(cat("remove cgroup ", dir));
+        }
+    }
+    return {};
 }
 
 Status Cgroup::remove() const {

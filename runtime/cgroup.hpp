@@ -134,15 +134,23 @@ public:
 
     // mkdir -p in every hierarchy (v1 cpuset: cpus and mems copied down from the parent
     // when empty, or nothing could join; v2: the needed controllers enabled in every
-    // ancestor's cgroup.subtree_control). An existing cgroup that is frozen or already
-    // holds processes is an error ("cgroup ... is frozen" / "... already has processes").
-    Status create();
+    // ancestor's cgroup.subtree_control). An existing cgroup that is frozen is an error
+    // ("container's cgroup unexpectedly frozen", runc's words). Returns how many processes
+    // an existing one already holds (0 for a new or an empty one): the container then
+    // shares it with them.
+    Result<size_t> create();
     // Writes every value `resources` sets, devices included when the list is not empty
     // (callers pass effective_device_rules() at create; `update` leaves devices alone).
     // `updating`: called by `update` on a running
     // container (v1 memory limit and swap are then written in the order that keeps
     // memory.limit <= memsw.limit valid).
     Status apply(const spec::Resources& resources, bool updating = false);
+    // The cgroups an `exec --cgroup [controller[,controller...]:]path` process joins: each
+    // request moves the named v1 hierarchies (all of them, and the cgroup2 one, without
+    // names) to `path` below the container's cgroup. Errors, in runc's words: a path that
+    // leaves it (" .. is not a sub cgroup path"), an unknown controller, a missing sub-cgroup
+    // (exec joins cgroups, it never makes them).
+    [[nodiscard]] Result<Cgroup> for_exec(const std::vector<std::string>& requests) const;
     // The files through which a process moves itself into the container's cgroups;
     // opened by the runtime before clone(), written by the child (see SelfJoin).
     [[nodiscard]] Result<SelfJoin> open_self_join() const;
@@ -172,6 +180,9 @@ public:
     // directory, children first; retries rmdir while EBUSY for a short while. Idempotent:
     // missing directories are fine.
     Status remove() const;
+    // For a container that shared its cgroup with others: removes the directories only
+    // when no process is left in them, and never kills one.
+    Status remove_if_unused() const;
 
 private:
     explicit Cgroup(std::map<std::string, std::string> paths) : paths_(std::move(paths)) {}

@@ -185,8 +185,9 @@ Status unified_v2(const std::string& dir, const std::map<std::string, std::strin
         std::string controller = key.substr(0, dot);
         // "cgroup." files are the core's, in every directory.
         if (controller != "cgroup" && !controllers.contains(controller) && !exists(dir, key)) {
+            // runtime-spec: an error. "invalid configuration" is runc's word for it.
             return Error(EOPNOTSUPP, cat("linux.resources.unified: ", quoted(key),
-                                         " cannot be set: controller ", quoted(controller),
+                                         ": invalid configuration: controller ", quoted(controller),
                                          " is not available in ", dir));
         }
         // Multi-line values are one write per line, as the kernel parses them (io.max

@@ -12,12 +12,14 @@
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "minirun/state.hpp"
+#include "mount.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
 #include "plan.hpp"
 #include "sealed_exe.hpp"
 #include "signals.hpp"
 #include "sync.hpp"
+#include "syscalls.hpp"
 #include "terminal.hpp"
 #include "user.hpp"
 
@@ -280,6 +282,8 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     MR_ASSIGN(auto namespaces, runtime::open_namespaces_to_join(plan)); // namespaces.cpp
     MR_ASSIGN(auto security,                                            // security.cpp
               runtime::security::prepare(*plan.spec.process, plan.spec.linux));
+    MR_ASSIGN(auto bind_sources, // mount.cpp: opened while we are the host's root
+              runtime::mount::open_bind_sources(plan, linux_syscalls()));
 
     // 2. The state directory: one mkdir makes the id ours (state.cpp).
     MR_ASSIGN(created.dir, state::StateDir::create(options.root, options.id));
@@ -309,8 +313,19 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     MR_TRY(created.dir.save(record));
     // create() refuses a cgroup already in use, without touching it: only once it
     // succeeded are the directories ours to remove again.
-    MR_TRY_WRAP(cgroup.create(), "linux.cgroupsPath");
+    auto made = cgroup.create();
+    if (!made) {
+        return made.error().wrap("linux.cgroupsPath");
+    }
+    const size_t sharing = *made;
     PendingCgroup pending_cgroup(cgroup);
+    if (sharing > 0) {
+        // runc's warning, word for word: tools and people look for it.
+        log::warning(cat("container's cgroup is not empty: ", sharing, " process(es) found"));
+        record.cgroup_shared = true;
+        MR_TRY(created.dir.save(record));
+        pending_cgroup.commit(); // not ours to remove
+    }
     MR_TRY(limit_cgroup(plan, cgroup));
     MR_ASSIGN(runtime::cgroup::SelfJoin cgroup_join, cgroup.open_self_join());
 
@@ -328,11 +343,13 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     context.security = &security;
     context.cgroup_join = &cgroup_join;
     context.exec_gate = exec_gate.get();
+    context.bind_sources = &bind_sources;
     runtime::ScopedChild init;
     bool born_in_cgroup = false;
     {
         auto v2_dir = cgroup.open_v2_dir();
         MR_ASSIGN(auto in_pid_namespace, runtime::pid::JoinedForChildren::enter(plan)); // pid.cpp
+        log::debug("nsexec container setup: clone3 into the container's new namespaces");
         MR_ASSIGN(pid_t pid,
                   clone_init(plan, context, sync, v2_dir ? v2_dir->get() : -1, born_in_cgroup));
         init.reset(pid);

@@ -93,6 +93,8 @@ struct ExecChild {
 Status exec_steps(ExecChild& child) {
     Syscalls& sys = linux_syscalls();
     const spec::Process& process = child.options->process;
+    // runc's words for the milestones, as in init.cpp.
+    log::debug("child process in init(): the exec'd process joins the container");
     MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, SIGKILL), "set parent death signal"));
     // Until exec this is a copy of mini-run inside the container's PID namespace: its
     // /proc/<pid>/exe must not be reachable from there (CVE-2019-5736 class).
@@ -119,20 +121,30 @@ Status exec_steps(ExecChild& child) {
         // A session of its own, so that the pty can become its controlling terminal.
         MR_TRY(check_syscall(::setsid() < 0 ? -1 : 0, "setsid"));
         MR_ASSIGN(runtime::terminal::Pty pty, runtime::terminal::open_pty(process.console_size));
-        MR_TRY(runtime::terminal::attach_stdio(pty));
+        MR_TRY(runtime::terminal::attach_stdio(pty, process.user.uid));
         MR_TRY(child.sync.send(SyncMessage::kConsole, "", pty.master.get()));
     }
+    // The same order as the init's (init.cpp): cwd while privileged, the drop, the exec made
+    // ready, and only then the filter.
+    MR_ASSIGN(bool in_cwd, runtime::process::try_enter_cwd(process));
     runtime::security::ListenerState listener_info{listener.get(), child.oci_version, child.init,
                                                    child.state_json};
     MR_TRY(runtime::security::drop_privileges(*child.security, process.user, sys, listener_info));
     sys.umask(process.user.umask.value_or(022));
-    MR_TRY(runtime::process::enter_cwd(process));
+    if (!in_cwd) {
+        MR_TRY(runtime::process::enter_cwd(process));
+    }
     MR_ASSIGN(std::string executable, runtime::process::find_executable(process));
     // A detached exec outlives this mini-run; the parent-death signal would survive execve.
     MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, 0), "clear parent death signal"));
-    MR_TRY(runtime::security::before_exec(*child.security, listener_info));
+    runtime::process::PreparedExec exec;
+    MR_TRY(exec.prepare(executable, process, child.options->preserve_fds));
+    if (log::enabled(log::Level::debug)) {
+        log::debug(cat("setns_init: about to exec ", quoted(executable)));
+    }
     ::sigprocmask(SIG_SETMASK, &child.exec_mask, nullptr);
-    return runtime::process::exec(executable, process, child.options->preserve_fds);
+    MR_TRY(runtime::security::before_exec(*child.security, listener_info, exec.explanation()));
+    return exec.run();
 }
 
 [[noreturn]] void run_exec_child(ExecChild& child) noexcept {
@@ -170,16 +182,20 @@ Result<int> exec_in_container(const ExecOptions& options) {
     {
         // Held only while the container is looked at, not while the process runs.
         MR_ASSIGN(runtime::Opened container, runtime::open_container(options.root, options.id));
-        if (container.status == state::Status::paused) {
-            return Error(EBUSY, cat("cannot exec in paused container ", quoted(options.id)));
+        // runc's words: "cannot exec in a paused container" (use --ignore-paused).
+        if (container.status == state::Status::paused && !options.ignore_paused) {
+            return Error(EBUSY, cat("container ", quoted(options.id),
+                                    ": cannot exec in a paused container (use --ignore-paused)"));
         }
         if (container.status != state::Status::running &&
-            container.status != state::Status::created) {
+            container.status != state::Status::created &&
+            container.status != state::Status::paused) {
             return Error(ESRCH, cat("cannot exec in container ", quoted(options.id),
                                     ": container not running"));
         }
         init = container.record.pid;
-        cgroup = runtime::cgroup::Cgroup::from_paths(container.record.cgroup_paths);
+        MR_ASSIGN(cgroup, runtime::cgroup::Cgroup::from_paths(container.record.cgroup_paths)
+                              .for_exec(options.cgroups));
         // The container's seccomp filter applies to every process in it (runtime-spec).
         MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
         MR_ASSIGN(security, runtime::security::prepare(process, spec.linux));
@@ -220,6 +236,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
             MR_ASSIGN(auto joined, runtime::pid::JoinedForChildren::enter_fd(pid_ns.get()));
             in_pid_namespace.emplace(std::move(joined));
         }
+        log::debug(cat("nsexec container setup: clone, then join the namespaces of pid ", init));
         MR_ASSIGN(pid_t pid,
                   runtime::clone_with(0, v2_dir ? v2_dir->get() : -1, &child.born_in_v2_cgroup));
         if (pid == 0) {

@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <climits>
 #include <csignal>
@@ -218,7 +220,12 @@ Status check_wait_status(int status) {
         return Error(cat("exit status ", WEXITSTATUS(status)));
     }
     if (WIFSIGNALED(status)) {
-        return Error(cat("killed by signal ", WTERMSIG(status)));
+        // "killed by signal 31 (bad system call)": runc's (Go's) lower-case name, which users
+        // of runc match on.
+        std::string name = ::strsignal(WTERMSIG(status));
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        return Error(cat("killed by signal ", WTERMSIG(status), " (", name, ")"));
     }
     return Error(cat("unexpected wait status ", status));
 }
@@ -306,7 +313,9 @@ Status run_hook(const spec::Hook& hook, std::string_view state_json) {
 Status run_hooks(std::string_view kind, const std::vector<spec::Hook>& list,
                  std::string_view state_json) {
     for (size_t i = 0; i < list.size(); ++i) {
-        MR_TRY_WRAP(run_hook(list[i], state_json), cat("hooks.", kind, "[", i, "] ", list[i].path));
+        // "error running hook": runc's words, which scripts written for runc look for.
+        MR_TRY_WRAP(run_hook(list[i], state_json),
+                    cat("hooks.", kind, "[", i, "] ", list[i].path, ": error running hook"));
     }
     return {};
 }

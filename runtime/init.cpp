@@ -58,6 +58,9 @@ std::string hook_state(const InitContext& context, state::Status status) {
 Status init_steps(const Plan& plan, InitContext& context) {
     Syscalls& sys = linux_syscalls();
     const spec::Process& process = *plan.spec.process;
+    // --debug names its milestones in runc's words ("child process in init()", ...), so
+    // that what reads runc's debug output finds them in ours.
+    log::debug("child process in init(): the container's init sets it up");
     // Its cgroups first, so that everything the container does is counted, and before a
     // cgroup namespace is unshared, whose root is the cgroup its creator is in.
     if (context.cgroup_join != nullptr) {
@@ -71,6 +74,9 @@ Status init_steps(const Plan& plan, InitContext& context) {
                                  context.exec_gate};
         for (const OpenNamespace& ns : *context.namespaces) {
             keep.push_back(ns.fd.get());
+        }
+        for (const UniqueFd& source : *context.bind_sources) {
+            keep.push_back(source.get());
         }
         MR_TRY(process::close_inherited_fds(plan.preserve_fds, std::move(keep)));
     }
@@ -127,14 +133,19 @@ Status init_steps(const Plan& plan, InitContext& context) {
     // host's /dev nodes): rootfs, mounts[], devices, cwd. Then pivot_root, and only then
     // remount the root read-only, since setup writes into it.
     {
-        MR_ASSIGN(UniqueFd root, mount::prepare_rootfs(plan, sys));
+        MR_ASSIGN(UniqueFd root, mount::prepare_rootfs(plan, *context.bind_sources, sys));
         // runtime-spec: prestart and createRuntime hooks run once the environment exists,
         // before pivot_root, in the runtime's namespaces: the parent runs them.
         if (plan.runtime_hooks) {
             MR_TRY(context.sync.send(SyncMessage::kRunHooks));
             MR_TRY(context.sync.expect(SyncMessage::kHooksDone));
         }
-        // createContainer: in the container's namespaces, still before pivot_root.
+        // createContainer: in the container's namespaces, still before pivot_root, with the
+        // container's root as the working directory, as runc runs them (a hook may then
+        // name paths inside the container relatively: "touch ./lib/x").
+        if (!plan.spec.hooks.create_container.empty()) {
+            MR_TRY_WRAP(sys.fchdir(root.get()), "hooks.createContainer: enter the rootfs");
+        }
         MR_TRY(hooks::run_hooks("createContainer", plan.spec.hooks.create_container,
                                 hook_state(context, state::Status::creating)));
         MR_TRY_WRAP(mount::pivot_into(root.get(), sys), "pivot_root");
@@ -148,11 +159,17 @@ Status init_steps(const Plan& plan, InitContext& context) {
     if (process.terminal) {
         MR_ASSIGN(terminal::Pty pty, terminal::open_pty(process.console_size));
         MR_TRY(terminal::bind_console(pty));
-        MR_TRY(terminal::attach_stdio(pty));
+        MR_TRY(terminal::attach_stdio(pty, process.user.uid));
         MR_TRY(context.sync.send(SyncMessage::kConsole, "", pty.master.get()));
     }
 
     MR_TRY(limits::set_personality(plan.spec.linux.personality));
+
+    // process.cwd while still root with every capability, as runc does: the user may start
+    // in a directory only root could reach. The check that it lies inside the container
+    // (process.cpp) comes with it. Refused even to root (a user namespace's root facing a
+    // directory of an unmapped owner), it is tried again as the user below.
+    MR_ASSIGN(bool in_cwd, process::try_enter_cwd(process));
 
     // The privilege drop, in its one order (security.cpp): after it nothing above would be
     // allowed any more.
@@ -161,36 +178,44 @@ Status init_steps(const Plan& plan, InitContext& context) {
                                           listener_state};
     MR_TRY(security::drop_privileges(*context.security, process.user, sys, listener_info));
     sys.umask(process.user.umask.value_or(022));
+    if (!in_cwd) {
+        MR_TRY(process::enter_cwd(process));
+    }
 
-    // As the final user: their permissions decide whether cwd and executable are usable,
-    // and a missing executable is reported by `create`, not later.
-    MR_TRY(process::enter_cwd(process));
+    // As the final user, whose permissions decide whether the executable is usable: a
+    // missing one is reported by `create`, not later.
     MR_ASSIGN(std::string executable, process::find_executable(process));
 
     // `create` exits after kCreated and the init must outlive it.
     MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, 0), "clear parent death signal"));
+    log::debug("init: closing the pipe to signal completion: created, waiting for start");
     MR_TRY(context.sync.send(SyncMessage::kCreated));
     context.created_sent = true;
+    process::PreparedExec exec;
     if (context.exec_gate >= 0) {
         // The gate waits for `start` itself (exec_gate.hpp): from here on pid 1 is the sealed
         // gate, not a copy of mini-run. So the filter goes on before the wait, not after.
-        MR_TRY(security::before_exec(*context.security, listener_info));
-        ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
         process::ExecGate gate{context.exec_gate,
                                context.parent_waits_for_exec ? context.sync.fd() : -1,
                                context.exec_fifo};
-        return process::exec(executable, process, plan.preserve_fds, gate);
+        MR_TRY(exec.prepare(executable, process, plan.preserve_fds, gate));
+        ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
+        MR_TRY(security::before_exec(*context.security, listener_info, exec.explanation()));
+        return exec.run();
     }
     if (context.exec_fifo >= 0) {
         MR_TRY(wait_for_start(context.exec_fifo));
     }
+    // Everything of ours before the filter: from the filter on, only the exec (and the
+    // startContainer hooks, which runc too runs under the container's filter: a hook runs
+    // in the container and gets no more than its process would).
+    MR_TRY(exec.prepare(executable, process, plan.preserve_fds));
+    ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
+    MR_TRY(security::before_exec(*context.security, listener_info, exec.explanation()));
     // startContainer: at `start`, in the container, before the user's process.
     MR_TRY(hooks::run_hooks("startContainer", plan.spec.hooks.start_container,
                             hook_state(context, state::Status::created)));
-
-    MR_TRY(security::before_exec(*context.security, listener_info));
-    ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
-    return process::exec(executable, process, plan.preserve_fds);
+    return exec.run();
 }
 
 } // namespace

@@ -31,6 +31,9 @@ struct InitContext {
     // clone3 placed it in the cgroup2 one already.
     cgroup::SelfJoin* cgroup_join = nullptr;
     bool born_in_v2_cgroup = false;
+    // The bind mounts' sources, opened by the parent (mount.hpp, open_bind_sources): the
+    // init mounts and closes them.
+    std::vector<UniqueFd>* bind_sources = nullptr;
     // The exec gate's memfd (exec_gate.hpp), or -1: the init execs the process itself.
     int exec_gate = -1;
     bool created_sent = false;

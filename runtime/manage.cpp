@@ -182,11 +182,14 @@ Status kill_all_and_wait(const state::Record& record) {
     if (!pidfd) {
         return {}; // already gone
     }
-    for (pid_t pid : processes_of(record)) {
-        if (pid == record.pid) {
-            ::syscall(SYS_pidfd_send_signal, pidfd->get(), SIGKILL, nullptr, 0);
-        } else {
-            ::kill(pid, SIGKILL);
+    ::syscall(SYS_pidfd_send_signal, pidfd->get(), SIGKILL, nullptr, 0);
+    // In a cgroup shared with others, only the init is ours to end (its PID namespace, if
+    // it has one, takes its descendants along).
+    if (!record.cgroup_shared) {
+        for (pid_t pid : processes_of(record)) {
+            if (pid != record.pid) {
+                ::kill(pid, SIGKILL);
+            }
         }
     }
     // A pidfd becomes readable when its process exits, even if we are not its parent.
@@ -218,8 +221,10 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force) {
         }
         MR_TRY(kill_all_and_wait(container.record));
     }
-    // Also kills what the init left behind in them (cgroup.cpp).
-    MR_TRY_WRAP(cgroup::Cgroup::from_paths(container.record.cgroup_paths).remove(),
+    // Also kills what the init left behind in them (cgroup.cpp); a cgroup shared with
+    // others at create is theirs as much as ours: left to them while they run.
+    auto cgroup = cgroup::Cgroup::from_paths(container.record.cgroup_paths);
+    MR_TRY_WRAP(container.record.cgroup_shared ? cgroup.remove_if_unused() : cgroup.remove(),
                 cat("delete container ", quoted(container.record.id), ": remove its cgroups"));
     std::string state = state::oci_state_json(container.record, state::Status::stopped);
     if (auto hooks = hooks::run_hooks("poststop", spec.hooks.poststop, state); !hooks) {
@@ -304,16 +309,16 @@ Result<std::vector<ContainerSummary>> list_containers(const std::string& root) {
 
 Result<std::string> list_containers_json(const std::string& root) {
     MR_ASSIGN(std::vector<std::string> ids, state::list_ids(root));
-    nlohmann::json states = nlohmann::json::array();
+    std::string out = "[";
     for (const std::string& id : ids) {
         auto dir = state::StateDir::open(root, id);
         auto record = dir ? dir->load() : Result<state::Record>(dir.error());
         if (record) {
-            states.push_back(
-                nlohmann::json::parse(state::oci_state_json(*record, dir->status_of(*record))));
+            out += out.size() > 1 ? "," : "";
+            out += state::list_entry_json(*record, dir->status_of(*record));
         }
     }
-    return states.dump();
+    return out + "]";
 }
 
 Result<std::vector<pid_t>> container_pids(const std::string& root, const std::string& id) {

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 
+#include <algorithm>
+
 namespace minirun::runtime::mount {
 unsigned long setup_propagation(unsigned long configured) {
     bool wants_host_mounts = (configured & (MS_SLAVE | MS_SHARED)) != 0;
@@ -26,7 +28,56 @@ Status remount_bind(const std::string& target, unsigned long flags, Syscalls& sy
     return sys.mount("", target, "", MS_BIND | MS_REMOUNT | flags | locked, "");
 }
 
-Result<UniqueFd> prepare_rootfs(const Plan& plan, Syscalls& sys) {
+namespace {
+
+bool is_below(const std::string& path, const std::string& dir) {
+    return dir == "/" ||
+           (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+}
+
+// Whether a later entry of mounts[], or the default devices, go inside entry `index`, a
+// tmpfs or a bind (where mount points may have to be made). Not a kernel filesystem such as
+// sysfs: its mount points exist already, and a user namespace may mount it only as
+// read-only as the host's own (mount_too_revealing), so it is mounted read-only at once.
+bool has_mounts_inside(const Plan& plan, size_t index) {
+    const MountStep& step = plan.mounts[index];
+    if (step.is_cgroup || (!step.options.bind && step.fs_type != "tmpfs")) {
+        return false;
+    }
+    const std::string& dir = step.destination;
+    if (plan.setup_dev && (dir == "/dev" || is_below("/dev", dir))) {
+        return true;
+    }
+    for (size_t later = index + 1; later < plan.mounts.size(); ++later) {
+        if (is_below(plan.mounts[later].destination, dir)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys) {
+    std::vector<UniqueFd> sources(plan.mounts.size());
+    for (size_t i = 0; i < plan.mounts.size(); ++i) {
+        const MountStep& step = plan.mounts[i];
+        if (!step.options.bind || step.is_cgroup) {
+            continue;
+        }
+        auto fd = sys.open_tree_clone(step.source, step.options.recursive);
+        if (!fd) {
+            return Error::from_errno(
+                fd.error().errno_value(),
+                cat("mounts[", i, "] on ", step.destination, ": source ", quoted(step.source)));
+        }
+        sources[i].reset(*fd);
+    }
+    return sources;
+}
+
+Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
+                                Syscalls& sys) {
     // 1. Our copy of the host's mounts still propagates to and from the host where they
     //    are shared. Before anything is mounted, "/" becomes recursively private, or a
     //    slave where the config wants mounts from the host to keep arriving: either way no
@@ -57,16 +108,31 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, Syscalls& sys) {
     }
 
     // 3. mounts[] in the order given: later entries may mount inside earlier ones
-    //    (/dev, then /dev/pts).
+    //    (/dev, then /dev/pts). A read-only entry that has later mounts (or the default
+    //    devices) to receive is mounted writable and made read-only after them, in 4b,
+    //    as runc does for a read-only /dev: its mount points could not be made otherwise.
+    std::vector<size_t> deferred;
     for (size_t i = 0; i < plan.mounts.size(); ++i) {
         const MountStep& step = plan.mounts[i];
-        MR_TRY_WRAP(mount_entry(plan, root.get(), step, sys),
+        bool defer = (step.options.flags & MS_RDONLY) != 0 && has_mounts_inside(plan, i);
+        if (defer) {
+            deferred.push_back(i);
+        }
+        MR_TRY_WRAP(mount_entry(plan, root.get(), step, std::move(bind_sources.at(i)), defer, sys),
                     cat("mounts[", i, "] on ", step.destination));
     }
 
     // 4. Devices after the mounts, so they land in the /dev tmpfs, not the rootfs below.
     if (plan.setup_dev) {
         MR_TRY_WRAP(create_devices(plan, root.get(), sys), "devices");
+    }
+    // 4b. The inner ones first: a read-only parent would not stop them, but the order is
+    //     the one a reader expects.
+    std::reverse(deferred.begin(), deferred.end());
+    for (size_t index : deferred) {
+        const MountStep& step = plan.mounts[index];
+        MR_TRY_WRAP(finish_readonly(root.get(), step, sys),
+                    cat("mounts[", index, "] on ", step.destination));
     }
 
     // 5. Like runc, a missing cwd is created; while we still hold the rootfs fd it is

@@ -7,6 +7,7 @@
 //   2. bind the rootfs onto itself
 //   3. mounts[] in order                    mount_entries.cpp, mount_cgroup.cpp
 //   4. default devices and /dev symlinks    mount_devices.cpp
+//      then the read-only mounts that had mounts or devices to receive inside them
 //   5. create process.cwd
 //   6. pivot_root and detach the old root
 //   7. rootfsPropagation on the container's "/", root.readonly
@@ -20,8 +21,17 @@
 
 namespace minirun::runtime::mount {
 
-// Steps 1-5: returns an O_PATH fd of the prepared rootfs.
-Result<UniqueFd> prepare_rootfs(const Plan& plan, Syscalls& sys);
+// The sources of the bind mounts in mounts[], opened by the parent before clone(): one
+// detached copy (open_tree(OPEN_TREE_CLONE)) per bind entry, an invalid fd for the others.
+// The host's root opens them, so that a source the container's user namespace could not
+// reach (a directory of mode 0700, say) still works, and so that the init never looks a
+// host path up after its user namespace exists.
+Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys);
+
+// Steps 1-5: returns an O_PATH fd of the prepared rootfs. `bind_sources` are
+// open_bind_sources()'s, each used up (and closed) by its entry.
+Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
+                                Syscalls& sys);
 
 // Step 6.
 Status pivot_into(int root_fd, Syscalls& sys);
@@ -29,8 +39,14 @@ Status pivot_into(int root_fd, Syscalls& sys);
 // Step 7, after pivot_root.
 Status finalize_root(const Plan& plan, Syscalls& sys);
 
-// Step 3, one entry (mount_entries.cpp).
-Status mount_entry(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys);
+// Step 3, one entry (mount_entries.cpp). `source` is the entry's open_bind_sources() fd (a
+// bind entry needs one). With `defer_readonly`, a read-only entry is mounted writable for
+// now: finish_readonly() makes it read-only once what goes inside it exists.
+Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, UniqueFd source,
+                   bool defer_readonly, Syscalls& sys);
+
+// The read-only part of an entry: "ro" (MS_RDONLY) and "rro" (every mount below, too).
+Status finish_readonly(int root_fd, const MountStep& step, Syscalls& sys);
 
 // The "cgroup" entry (mount_cgroup.cpp).
 Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys);

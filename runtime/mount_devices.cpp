@@ -130,6 +130,11 @@ Status create_devices(const Plan& plan, int root_fd, Syscalls& sys) {
             return created.error().wrap(device.path);
         }
     }
+    // With a terminal, the pty's slave is bound onto /dev/console after pivot_root
+    // (terminal.cpp); its mount point is made now, while a read-only /dev is still writable.
+    if (plan.spec.process && plan.spec.process->terminal) {
+        MR_TRY_WRAP(fs::ensure_file_in_root(root_fd, "/dev/console", 0600), "/dev/console");
+    }
     return add_links(root_fd, sys);
 }
 

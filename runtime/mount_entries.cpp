@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -22,24 +23,23 @@ bool needs_real_directory(const MountStep& step) {
     return step.fs_type == "proc" || step.fs_type == "sysfs";
 }
 
-Status mount_bind(int root_fd, const MountStep& step, Syscalls& sys) {
-    struct stat source {};
-    if (::stat(step.source.c_str(), &source) < 0) {
-        return Error::from_errno(cat("source ", quoted(step.source)));
+// `source` is a detached copy of the source (open_bind_sources, mount.cpp), moved into place.
+Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, Syscalls& sys) {
+    struct stat info {};
+    if (!source || ::fstat(source.get(), &info) < 0) {
+        return Error::from_errno(source ? errno : EBADF, cat("source ", quoted(step.source)));
     }
     // The mount point must be of the source's kind: a directory for a directory, a file
     // (any non-directory can be bound onto one) otherwise.
-    auto target = S_ISDIR(source.st_mode)
-                      ? fs::mkdir_all_in_root(root_fd, step.destination, 0755)
-                      : fs::ensure_file_in_root(root_fd, step.destination, 0644);
+    auto target = S_ISDIR(info.st_mode) ? fs::mkdir_all_in_root(root_fd, step.destination, 0755)
+                                        : fs::ensure_file_in_root(root_fd, step.destination, 0644);
     if (!target) {
         return target.error();
     }
-    unsigned long bind_flags = step.options.recursive ? (MS_BIND | MS_REC) : MS_BIND;
-    MR_TRY(sys.mount(step.source, fs::fd_path(target->get()), "", bind_flags, ""));
+    MR_TRY(sys.move_mount(source.get(), target->get()));
 
-    // The kernel ignores MS_RDONLY and friends on the bind itself; they take a remount of
-    // the new mount, which a fresh lookup from the root now reaches.
+    // A bind takes MS_RDONLY and friends only through a remount of the new mount, which a
+    // fresh lookup from the root now reaches.
     unsigned long flags = step.options.flags & ~MS_REMOUNT;
     if (flags != 0) {
         MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
@@ -127,14 +127,26 @@ Status copy_tree(int from_dir, int to_dir) {
 }
 
 Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
-    MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
+    UniqueFd target;
     if (needs_real_directory(step)) {
+        // Checked before anything is created: a symlink there must not make us mkdir its
+        // target inside the rootfs. The words are runc's, which its users look for.
         auto real =
             fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+        if (!real && real.error().errno_value() == ENOENT) {
+            MR_TRY(fs::mkdir_all_in_root(root_fd, step.destination, 0755));
+            real = fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY,
+                                    RESOLVE_NO_SYMLINKS);
+        }
         if (!real) {
-            return Error(ELOOP, cat("destination must be a directory, not a symlink"));
+            return Error(ELOOP, cat(quoted(step.destination),
+                                    " cannot be mounted because it is "
+                                    "not a directory: ",
+                                    step.fs_type, " must be mounted on ordinary directory"));
         }
         target = std::move(*real);
+    } else {
+        MR_ASSIGN(target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
     }
     UniqueFd covered; // "tmpcopyup": the directory the tmpfs hides, opened before the mount
     if (step.options.tmpcopyup && step.fs_type == "tmpfs") {
@@ -153,9 +165,23 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
     return {};
 }
 
+// "rro" (runtime-spec 1.1): read-only all the way down, submounts included, which
+// MS_RDONLY alone cannot do; mount_setattr(2) with AT_RECURSIVE can (Linux 5.12).
+Status make_recursively_readonly(int root_fd, const MountStep& step, Syscalls& sys) {
+    MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+    MR_TRY_WRAP(sys.mount_setattr(fs::fd_path(mounted.get()), true, MOUNT_ATTR_RDONLY, 0), "rro");
+    return {};
+}
+
 } // namespace
 
-Status mount_entry(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys) {
+Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, UniqueFd source,
+                   bool defer_readonly, Syscalls& sys) {
+    MountStep step = configured;
+    if (defer_readonly) {
+        step.options.flags &= ~static_cast<unsigned long>(MS_RDONLY);
+        step.options.recursive_readonly = false;
+    }
     if (explain::enabled()) {
         unsigned long flags = step.options.flags;
         flags |= step.options.bind ? static_cast<unsigned long>(MS_BIND) : 0UL;
@@ -163,13 +189,14 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& step, Syscall
         explain::step(cat("mount(", quoted(step.options.bind ? step.source : step.fs_type), " on ",
                           step.destination, ", ", explain::mount_flag_names(flags),
                           step.options.data.empty() ? "" : ", ", step.options.data, ")",
+                          defer_readonly ? ", read-only once its submounts exist" : "",
                           step.is_cgroup ? ": cgroup hierarchies (runtime/mount_cgroup.cpp)" : ""));
     }
     if (step.is_cgroup) {
         return mount_cgroup(plan, root_fd, step, sys);
     }
     if (step.options.bind) {
-        MR_TRY(mount_bind(root_fd, step, sys));
+        MR_TRY(mount_bind(root_fd, step, std::move(source), sys));
     } else {
         auto mounted = mount_filesystem(root_fd, step, sys);
         // sysfs may only be mounted by the owner of the network namespace. Without one of
@@ -184,15 +211,37 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& step, Syscall
             bind.options.bind = true;
             bind.options.recursive = true;
             bind.options.flags |= MS_RDONLY;
-            MR_TRY(mount_bind(root_fd, bind, sys));
+            MR_ASSIGN(int host_sys, sys.open_tree_clone("/sys", true));
+            MR_TRY(mount_bind(root_fd, bind, UniqueFd(host_sys), sys));
         } else if (!mounted) {
             return mounted.error();
         }
+    }
+    if (step.options.recursive_readonly) {
+        MR_TRY(make_recursively_readonly(root_fd, step, sys));
     }
     if (step.options.propagation != 0) {
         MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
         MR_TRY_WRAP(sys.mount("", fs::fd_path(mounted.get()), "", step.options.propagation, ""),
                     "set propagation");
+    }
+    return {};
+}
+
+Status finish_readonly(int root_fd, const MountStep& step, Syscalls& sys) {
+    MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+    unsigned long flags = step.options.flags & ~MS_REMOUNT;
+    if ((flags & MS_RDONLY) != 0) {
+        std::string path = fs::fd_path(mounted.get());
+        if (step.options.bind) {
+            MR_TRY(remount_bind(path, flags, sys));
+        } else {
+            // A remount of the filesystem itself; without data its options stay as they are.
+            MR_TRY_WRAP(sys.mount("", path, "", MS_REMOUNT | flags, ""), "make it read-only");
+        }
+    }
+    if (step.options.recursive_readonly) {
+        MR_TRY(make_recursively_readonly(root_fd, step, sys));
     }
     return {};
 }

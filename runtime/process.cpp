@@ -77,15 +77,34 @@ Result<std::string> find_executable(const spec::Process& process) {
                              ": executable file not found in $PATH: No such file or directory"));
 }
 
-Status enter_cwd(const spec::Process& process) {
-    if (::chdir(process.cwd.c_str()) < 0) {
-        return Error::from_errno(cat("process.cwd: chdir ", quoted(process.cwd)));
-    }
+namespace {
+
+Status check_cwd_inside(const spec::Process& process) {
     std::array<char, PATH_MAX> here{};
     if (::getcwd(here.data(), here.size()) == nullptr || here[0] != '/') {
         return Error(EPERM, cat("process.cwd: ", quoted(process.cwd), " is outside the container"));
     }
     return {};
+}
+
+} // namespace
+
+Status enter_cwd(const spec::Process& process) {
+    if (::chdir(process.cwd.c_str()) < 0) {
+        return Error::from_errno(cat("process.cwd: chdir ", quoted(process.cwd)));
+    }
+    return check_cwd_inside(process);
+}
+
+Result<bool> try_enter_cwd(const spec::Process& process) {
+    if (::chdir(process.cwd.c_str()) < 0) {
+        if (errno == EACCES || errno == EPERM) {
+            return false;
+        }
+        return Error::from_errno(cat("process.cwd: chdir ", quoted(process.cwd)));
+    }
+    MR_TRY(check_cwd_inside(process));
+    return true;
 }
 
 Status close_inherited_fds(int preserve_fds, std::vector<int> keep) {
@@ -110,22 +129,33 @@ Status close_inherited_fds(int preserve_fds, std::vector<int> keep) {
     return {};
 }
 
-Status exec(const std::string& path, const spec::Process& process, int preserve_fds,
-            const ExecGate& gate) {
-    std::vector<char*> argv;
-    argv.reserve(process.args.size() + 1);
+Status PreparedExec::prepare(const std::string& path, const spec::Process& process,
+                             int preserve_fds, const ExecGate& gate) {
+    path_ = path;
+    gate_ = gate;
+    gate_words_.clear();
+    if (gate.program >= 0) {
+        // The gate's command line (exec_gate/stub.cpp): sync socket, fifo, executable, argv.
+        gate_words_ = {std::to_string(gate.report_to), std::to_string(gate.start_fifo), path};
+    }
+    argv_.clear();
+    argv_.reserve(gate_words_.size() + process.args.size() + 1);
+    // execve's prototype predates const; it does not write through these pointers.
+    for (std::string& word : gate_words_) {
+        argv_.push_back(word.data());
+    }
     for (const std::string& arg : process.args) {
-        argv.push_back(
+        argv_.push_back(
             const_cast<char*>(arg.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
     }
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    envp.reserve(process.env.size() + 1);
+    argv_.push_back(nullptr);
+    envp_.clear();
+    envp_.reserve(process.env.size() + 1);
     for (const std::string& entry : process.env) {
-        envp.push_back(
+        envp_.push_back(
             const_cast<char*>(entry.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
     }
-    envp.push_back(nullptr);
+    envp_.push_back(nullptr);
 
     // Callers leak fds into runtimes (containerd's shim socket, a shell's fd 10): none may
     // reach the container. Marking them close-on-exec rather than closing them keeps our
@@ -134,38 +164,31 @@ Status exec(const std::string& path, const spec::Process& process, int preserve_
     if (::syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
         return Error::from_errno("mark inherited fds close-on-exec");
     }
-    if (explain::enabled()) {
-        explain::step(cat(gate.program < 0 ? ""
-                          : gate.start_fifo >= 0
-                              ? "execveat(exec gate), which waits for start, then "
-                              : "execveat(exec gate), then ",
-                          "execve(", quoted(path), ", ", process.args.size(), " args, ",
-                          process.env.size(), " env): the container's process"));
-    }
-    if (gate.program < 0) {
-        ::execve(path.c_str(), argv.data(), envp.data());
-        return Error::from_errno(cat("exec ", quoted(path)));
-    }
-    // The gate's command line (exec_gate/stub.cpp): sync socket, fifo, executable, argv.
-    std::string sync_text = std::to_string(gate.report_to);
-    std::string fifo_text = std::to_string(gate.start_fifo);
-    std::vector<char*> gate_argv = {sync_text.data(), fifo_text.data(),
-                                    const_cast<char*>(path.c_str())}; // NOLINT
-    gate_argv.insert(gate_argv.end(), argv.begin(), argv.end());
-    // Both must outlive the gate's execve; the gate marks them close-on-exec again.
+    // The gate's two fds must outlive its execve; the gate marks them close-on-exec again.
     for (int fd : {gate.report_to, gate.start_fifo}) {
-        if (fd >= 0 && ::fcntl(fd, F_SETFD, 0) < 0) {
+        if (gate.program >= 0 && fd >= 0 && ::fcntl(fd, F_SETFD, 0) < 0) {
             return Error::from_errno("keep an fd open for the exec gate");
         }
     }
-    ::execveat(gate.program, "", gate_argv.data(), envp.data(), AT_EMPTY_PATH);
-    Error failed = Error::from_errno("exec the exec gate");
-    for (int fd : {gate.report_to, gate.start_fifo}) {
-        if (fd >= 0) {
-            (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
-        }
+    explanation_.clear();
+    if (explain::enabled()) {
+        explanation_ =
+            (cat(gate.program < 0       ? ""
+                 : gate.start_fifo >= 0 ? "execveat(exec gate), which waits for start, then "
+                                        : "execveat(exec gate), then ",
+                 "execve(", quoted(path), ", ", process.args.size(), " args, ", process.env.size(),
+                 " env): the container's process"));
     }
-    return failed;
+    return {};
+}
+
+Status PreparedExec::run() const {
+    if (gate_.program < 0) {
+        ::execve(path_.c_str(), argv_.data(), envp_.data());
+        return Error::from_errno(cat("exec ", quoted(path_)));
+    }
+    ::execveat(gate_.program, "", argv_.data(), envp_.data(), AT_EMPTY_PATH);
+    return Error::from_errno("exec the exec gate");
 }
 
 } // namespace minirun::runtime::process

@@ -25,6 +25,11 @@ Result<std::string> find_executable(const spec::Process& process);
 // (CVE-2024-21626).
 Status enter_cwd(const spec::Process& process);
 
+// enter_cwd() while still privileged, as runc does: a user may start in a directory only
+// root could reach. false when root was refused (EACCES, EPERM: in a user namespace, say);
+// the caller then tries again as the process's user, who may own the directory.
+Result<bool> try_enter_cwd(const spec::Process& process);
+
 // Closes every fd from 3 + `preserve_fds` up, except `keep` (mini-run's own). The init and
 // exec'd processes call it first thing: a caller's leaked fd (a directory, say) must not
 // stay reachable through /proc/<pid>/fd while the container waits to start
@@ -38,9 +43,37 @@ struct ExecGate {
     int start_fifo = -1; // exec.fifo: the gate waits for `start`; -1: at once
 };
 
-// Closes every inherited fd above stdio and the `preserve_fds` after it at exec, and
-// execve()s, or has the gate do it. Returns only on failure.
-Status exec(const std::string& path, const spec::Process& process, int preserve_fds,
-            const ExecGate& gate = {});
+// The final execve, made ready beforehand: argv and envp built, every inherited fd above
+// stdio and the `preserve_fds` after it marked close-on-exec, the gate's fds kept open. So
+// that once the container's seccomp filter is on, run() makes no system call but the exec
+// itself (a deny-by-default profile need not allow close_range or fcntl; runc, too, loads
+// the filter last).
+//
+// Neither copied nor moved: argv points into the object's own strings.
+class PreparedExec {
+public:
+    PreparedExec() = default;
+    PreparedExec(const PreparedExec&) = delete;
+    PreparedExec& operator=(const PreparedExec&) = delete;
+    PreparedExec(PreparedExec&&) = delete;
+    PreparedExec& operator=(PreparedExec&&) = delete;
+    ~PreparedExec() = default;
+
+    Status prepare(const std::string& path, const spec::Process& process, int preserve_fds,
+                   const ExecGate& gate = {});
+    // Returns only on failure.
+    [[nodiscard]] Status run() const;
+    // The --explain line of the exec (empty without --explain), for the caller to print
+    // before the seccomp filter goes on.
+    [[nodiscard]] const std::string& explanation() const { return explanation_; }
+
+private:
+    std::string path_;
+    std::string explanation_;
+    ExecGate gate_;
+    std::vector<std::string> gate_words_; // the gate's command line ahead of argv
+    std::vector<char*> argv_;             // point into the spec's strings and gate_words_
+    std::vector<char*> envp_;
+};
 
 } // namespace minirun::runtime::process

@@ -1,9 +1,12 @@
 #include "seccomp.hpp"
 
 #include "minirun/log.hpp"
+#include "seccomp_bpf.hpp"
 
+#include <linux/seccomp.h>
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -132,15 +135,20 @@ Status set_attribute(scmp_filter_ctx ctx, scmp_filter_attr attribute, uint32_t v
     return {};
 }
 
-Status apply_flag(scmp_filter_ctx ctx, const std::string& flag, std::string_view path) {
+// The kernel's SECCOMP_FILTER_FLAG_* for `flag` go into `kernel_flags`, for load().
+Status apply_flag(scmp_filter_ctx ctx, const std::string& flag, std::string_view path,
+                  unsigned int& kernel_flags) {
     std::string context = cat(path, " ", flag);
     if (flag == "SECCOMP_FILTER_FLAG_LOG") {
+        kernel_flags |= SECCOMP_FILTER_FLAG_LOG;
         return set_attribute(ctx, SCMP_FLTATR_CTL_LOG, 1, context);
     }
     if (flag == "SECCOMP_FILTER_FLAG_SPEC_ALLOW") {
+        kernel_flags |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
         return set_attribute(ctx, SCMP_FLTATR_CTL_SSB, 1, context);
     }
     if (flag == "SECCOMP_FILTER_FLAG_TSYNC") {
+        kernel_flags |= SECCOMP_FILTER_FLAG_TSYNC;
         return set_attribute(ctx, SCMP_FLTATR_CTL_TSYNC, 1, context);
     }
     if (flag == "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") {
@@ -158,7 +166,8 @@ Status apply_flag(scmp_filter_ctx ctx, const std::string& flag, std::string_view
     return Error(EINVAL, cat(path, ": unknown seccomp flag ", quoted(flag)));
 }
 
-Status add_architecture(scmp_filter_ctx ctx, const std::string& arch, std::string_view path) {
+Result<uint32_t> add_architecture(scmp_filter_ctx ctx, const std::string& arch,
+                                  std::string_view path) {
     constexpr std::string_view prefix = "SCMP_ARCH_";
     std::string name = arch.starts_with(prefix) ? arch.substr(prefix.size()) : std::string();
     // libseccomp names architectures in lower case without the prefix ("x86_64").
@@ -174,7 +183,7 @@ Status add_architecture(scmp_filter_ctx ctx, const std::string& arch, std::strin
     if (rc < 0 && rc != -EEXIST) {
         return Error::from_errno(-rc, cat(path, ": add architecture ", arch));
     }
-    return {};
+    return token;
 }
 
 // sendmsg retried on EINTR, never raising SIGPIPE.
@@ -219,12 +228,17 @@ Result<Filter> Filter::build(const spec::Seccomp& config) {
         }
     }
 
+    std::vector<uint32_t> arch_tokens = {seccomp_arch_native()};
     for (size_t i = 0; i < config.architectures.size(); ++i) {
-        MR_TRY(add_architecture(ctx, config.architectures[i],
-                                cat("linux.seccomp.architectures[", i, "]")));
+        MR_ASSIGN(uint32_t token, add_architecture(ctx, config.architectures[i],
+                                                   cat("linux.seccomp.architectures[", i, "]")));
+        if (std::find(arch_tokens.begin(), arch_tokens.end(), token) == arch_tokens.end()) {
+            arch_tokens.push_back(token);
+        }
     }
     for (size_t i = 0; i < config.flags.size(); ++i) {
-        MR_TRY(apply_flag(ctx, config.flags[i], cat("linux.seccomp.flags[", i, "]")));
+        MR_TRY(apply_flag(ctx, config.flags[i], cat("linux.seccomp.flags[", i, "]"),
+                          filter.kernel_flags_));
     }
 
     for (size_t i = 0; i < config.syscalls.size(); ++i) {
@@ -244,12 +258,15 @@ Result<Filter> Filter::build(const spec::Seccomp& config) {
         for (size_t j = 0; j < syscall.names.size(); ++j) {
             const std::string& name = syscall.names[j];
             std::string name_path = cat(path, ".names[", j, "] ", quoted(name));
-            // The sending of the listener fd (send_to_listener) must get through before the
-            // agent can answer anything.
-            if (action == SCMP_ACT_NOTIFY && name == "sendmsg") {
+            // The runtime itself still makes these once the filter is on, before the agent
+            // has the listener fd: notifying them would wait for an answer that cannot
+            // come. sendmsg carries the listener fd to the agent; write reports a failure
+            // (runc refuses it in the same words).
+            if (action == SCMP_ACT_NOTIFY && (name == "sendmsg" || name == "write")) {
                 return Error(EINVAL,
-                             cat(name_path, ": SCMP_ACT_NOTIFY cannot be used for sendmsg (the "
-                                            "listener fd is sent with it)"));
+                             cat(name_path, ": SCMP_ACT_NOTIFY cannot be used for the ", name,
+                                 " syscall: mini-run itself needs it after the "
+                                 "filter is loaded"));
             }
             int number = seccomp_syscall_resolve_name(name.c_str());
             // A profile lists syscalls of many kernels and architectures; one this
@@ -281,18 +298,30 @@ Result<Filter> Filter::build(const spec::Seccomp& config) {
             }
         }
     }
-#if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 6)
-    // Generates the BPF program now, so that load() in the container's init only installs
-    // it; libseccomp before 2.6 cannot, and builds it inside seccomp_load.
-    if (int rc = seccomp_precompute(ctx); rc < 0) {
-        return Error::from_errno(-rc, "linux.seccomp: compile the filter");
+    // The BPF program, made here, so that load() in the container's init only installs it,
+    // behind the -ENOSYS stub (seccomp_bpf.hpp) unless new syscalls would be allowed or get
+    // ENOSYS anyway.
+    MR_ASSIGN(std::vector<sock_filter> program, export_program(ctx));
+    uint32_t enosys = SCMP_ACT_ERRNO(ENOSYS);
+    bool allows_unknown = default_action == SCMP_ACT_ALLOW || default_action == SCMP_ACT_LOG ||
+                          (default_action & 0xffff0000U) == SCMP_ACT_TRACE(0);
+    if (!allows_unknown && default_action != enosys) {
+        filter.program_ = enosys_stub(last_syscalls(config, arch_tokens));
     }
-#endif
+    filter.program_.insert(filter.program_.end(), program.begin(), program.end());
+    if (filter.program_.size() > BPF_MAXINSNS) {
+        return Error(E2BIG, cat("linux.seccomp: the filter takes ", filter.program_.size(),
+                                " BPF instructions, more than the kernel's ", BPF_MAXINSNS));
+    }
+    if (filter.uses_notify_) {
+        filter.kernel_flags_ |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    }
     return filter;
 }
 
 Filter::Filter(Filter&& other) noexcept
-    : ctx_(std::exchange(other.ctx_, nullptr)),
+    : ctx_(std::exchange(other.ctx_, nullptr)), program_(std::move(other.program_)),
+      kernel_flags_(std::exchange(other.kernel_flags_, 0)),
       uses_notify_(std::exchange(other.uses_notify_, false)),
       rule_count_(std::exchange(other.rule_count_, 0)) {}
 
@@ -302,6 +331,8 @@ Filter& Filter::operator=(Filter&& other) noexcept {
             seccomp_release(ctx_);
         }
         ctx_ = std::exchange(other.ctx_, nullptr);
+        program_ = std::move(other.program_);
+        kernel_flags_ = std::exchange(other.kernel_flags_, 0);
         uses_notify_ = std::exchange(other.uses_notify_, false);
         rule_count_ = std::exchange(other.rule_count_, 0);
     }
@@ -318,20 +349,22 @@ Result<UniqueFd> Filter::load() const {
     if (ctx_ == nullptr) {
         return UniqueFd();
     }
-    if (int rc = seccomp_load(ctx_); rc < 0) {
-        return Error::from_errno(-rc, "load the seccomp filter");
+    // The program was made in the parent: one system call installs it. A listener and
+    // TSYNC together need TSYNC_ESRCH, and a single-threaded init has nothing to sync.
+    unsigned int flags = kernel_flags_;
+    if ((flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0) {
+        flags &= ~static_cast<unsigned int>(SECCOMP_FILTER_FLAG_TSYNC);
     }
-    if (!uses_notify_) {
-        return UniqueFd();
+    sock_fprog program{static_cast<unsigned short>(program_.size()),
+                       const_cast<sock_filter*>(program_.data())}; // NOLINT: the kernel reads it
+    long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &program);
+    if (rc < 0) {
+        return Error::from_errno("load the seccomp filter");
     }
-    // The kernel creates the listener close-on-exec already, so no fcntl is needed; and
-    // none is wanted: from here on, every syscall may be one the agent has to answer.
-    // libseccomp keeps the number too (per process, not per filter), but the fd is ours.
-    int fd = seccomp_notify_fd(ctx_);
-    if (fd < 0) {
-        return Error(fd == -1 ? EBADF : -fd, "the seccomp filter was loaded without a listener");
-    }
-    return UniqueFd(fd);
+    // With a listener the kernel returns it, close-on-exec already, so no fcntl is needed;
+    // and none is wanted: from here on, every syscall may be one the agent has to answer.
+    return (flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0 ? UniqueFd(static_cast<int>(rc))
+                                                           : UniqueFd();
 }
 
 Result<UniqueFd> connect_listener(const std::string& path) {
@@ -353,7 +386,8 @@ Result<UniqueFd> connect_listener(const std::string& path) {
         rc = ::connect(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address));
     } while (rc < 0 && errno == EINTR);
     if (rc < 0) {
-        return Error::from_errno(cat(context, ": connect"));
+        // runc's words, which its users look for.
+        return Error::from_errno(cat(context, ": failed to connect with seccomp agent"));
     }
     return socket;
 }

@@ -11,10 +11,12 @@
 #include "minirun/fd.hpp"
 #include "minirun/spec.hpp"
 
+#include <linux/filter.h>
 #include <seccomp.h>
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace minirun::runtime::seccomp {
 
@@ -43,6 +45,8 @@ public:
 
 private:
     scmp_filter_ctx ctx_ = nullptr;
+    std::vector<sock_filter> program_; // the -ENOSYS stub, then libseccomp's filter
+    unsigned int kernel_flags_ = 0;    // SECCOMP_FILTER_FLAG_*
     bool uses_notify_ = false;
     size_t rule_count_ = 0;
 };

@@ -55,14 +55,23 @@ Status apply_lsm_labels(const ProcessSecurity& security) {
     return {};
 }
 
-Status load_seccomp(const ProcessSecurity& security, const ListenerState& listener) {
+// `then`: the --explain line of the step after the filter (the exec), printed before the
+// filter goes on, since after it nothing but the exec is ours to call.
+Status load_seccomp(const ProcessSecurity& security, const ListenerState& listener,
+                    std::string_view then = {}) {
     if (security.seccomp.empty()) {
+        if (!then.empty()) {
+            explain::step(then);
+        }
         return {};
     }
     if (explain::enabled()) {
         size_t rules = security.seccomp.rule_count();
         explain::step(cat("seccomp(SECCOMP_SET_MODE_FILTER): load the filter, ", rules,
                           rules == 1 ? " rule" : " rules"));
+        if (!then.empty()) {
+            explain::step(then);
+        }
     }
     MR_ASSIGN(UniqueFd notify, security.seccomp.load());
     if (notify && listener.socket >= 0) {
@@ -137,9 +146,13 @@ Status drop_privileges(const ProcessSecurity& security, const spec::User& user, 
     return {};
 }
 
-Status before_exec(const ProcessSecurity& security, const ListenerState& listener) {
+Status before_exec(const ProcessSecurity& security, const ListenerState& listener,
+                   std::string_view then) {
     if (security.no_new_privileges) {
-        MR_TRY(load_seccomp(security, listener));
+        return load_seccomp(security, listener, then);
+    }
+    if (!then.empty()) {
+        explain::step(then);
     }
     return {};
 }

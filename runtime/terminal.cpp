@@ -48,9 +48,15 @@ Result<Pty> open_pty(const std::optional<spec::ConsoleSize>& size) {
     return pty;
 }
 
-Status attach_stdio(const Pty& pty) {
+Status attach_stdio(const Pty& pty, uid_t uid) {
     if (::ioctl(pty.slave.get(), TIOCSCTTY, 0) < 0) {
         return Error::from_errno("process.terminal: make the pty the controlling terminal");
+    }
+    // EINVAL: the uid is not mapped in the container's user namespace; EPERM: the slave's
+    // owner is not (a rootless container). The terminal then keeps its owner, as with runc.
+    if (::fchown(pty.slave.get(), uid, static_cast<gid_t>(-1)) < 0 && errno != EINVAL &&
+        errno != EPERM) {
+        return Error::from_errno("process.terminal: give the pty to process.user.uid");
     }
     for (int fd = 0; fd <= 2; ++fd) {
         if (::dup2(pty.slave.get(), fd) < 0) {

@@ -34,8 +34,10 @@ struct Pty {
 Result<Pty> open_pty(const std::optional<spec::ConsoleSize>& size);
 
 // The slave becomes the caller's controlling terminal (the caller leads its own session)
-// and its stdin, stdout and stderr.
-Status attach_stdio(const Pty& pty);
+// and its stdin, stdout and stderr, and is given to `uid`, the process's user, as runc
+// does: the user's own terminal, which it can chmod or hand on (its group stays the one
+// devpts gave it, gid=5 "tty" in the default config).
+Status attach_stdio(const Pty& pty, uid_t uid);
 
 // Binds the slave onto /dev/console (created as an empty file if missing), refusing a
 // /dev/console that is a symlink (CVE-2025-52565 class). Call after pivot_root.

@@ -93,6 +93,14 @@ std::string json_line(Level level, std::string_view message, std::string_view ti
     return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string text_line(Level level, std::string_view message, std::string_view time) {
+    // The message quoted as JSON quotes a string, which is how logrus (runc's logger)
+    // quotes it too, near enough for every reader of such lines.
+    std::string quoted_message =
+        nlohmann::json(message).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return cat("time=\"", time, "\" level=", level_name(level), " msg=", quoted_message);
+}
+
 void write(Level level, std::string_view message) {
     Sink& s = sink();
     if (!enabled(level)) {
@@ -103,7 +111,7 @@ void write(Level level, std::string_view message) {
     if (s.file && (level == Level::error || level == Level::debug)) {
         std::string line = s.options.format == Format::json
                                ? json_line(level, message, rfc3339_now())
-                               : cat(rfc3339_now(), " ", level_name(level), " ", message);
+                               : text_line(level, message, rfc3339_now());
         line.push_back('\n');
         write_all(s.file.get(), line);
         // With a log file, only errors also reach stderr: a caller that reads stderr
@@ -112,10 +120,12 @@ void write(Level level, std::string_view message) {
             return;
         }
     }
-    std::string line =
-        level == Level::error || level == Level::warning
-            ? cat("mini-run: ", level == Level::warning ? "warning: " : "", message, "\n")
-            : cat("mini-run: ", level_name(level), ": ", message, "\n");
+    // Errors and warnings are one plain line each; --debug output is in runc's text format
+    // (time="..." level=debug msg="..."), which tools that read runc's debug output parse.
+    std::string line = level == Level::error || level == Level::warning
+                           ? cat("mini-run: ", level == Level::warning ? "warning: " : "", message)
+                           : text_line(level, message, rfc3339_now());
+    line.push_back('\n');
     write_all(STDERR_FILENO, line);
 }
 

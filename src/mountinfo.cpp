@@ -47,6 +47,22 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
     return fields;
 }
 
+std::vector<std::string_view> split_words(std::string_view text) {
+    std::vector<std::string_view> words;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t start = text.find_first_not_of(" \t\n", pos);
+        if (start == std::string_view::npos) {
+            break;
+        }
+        size_t end = text.find_first_of(" \t\n", start);
+        end = end == std::string_view::npos ? text.size() : end;
+        words.push_back(text.substr(start, end - start));
+        pos = end;
+    }
+    return words;
+}
+
 std::vector<MountInfo> parse_mountinfo(std::string_view text) {
     std::vector<MountInfo> mounts;
     for (std::string_view line : split(text, '\n')) {

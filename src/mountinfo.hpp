@@ -35,6 +35,8 @@ std::vector<CgroupMembership> parse_proc_cgroup(std::string_view text);
 
 // Splits on `separator`, keeping empty fields.
 std::vector<std::string_view> split(std::string_view text, char separator);
+// The words of `text`, split on runs of blanks (spaces, tabs, newlines).
+std::vector<std::string_view> split_words(std::string_view text);
 
 // True when the comma-separated `options` list contains `option` exactly.
 bool has_option(std::string_view options, std::string_view option);

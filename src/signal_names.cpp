@@ -44,7 +44,8 @@ Result<int> parse_signal(std::string_view text) {
         return Error(EINVAL, cat("invalid signal ", quoted(text)));
     };
     if (auto number = to_number(text)) {
-        if (*number <= 0 || *number > SIGRTMAX) {
+        // 0 sends nothing and only checks that the process exists: `runc kill ID 0`.
+        if (*number < 0 || *number > SIGRTMAX) {
             return invalid();
         }
         return *number;

@@ -145,6 +145,9 @@ Json record_to_json(const Record& record) {
     out["annotations"] = record.annotations;
     out["paused"] = record.paused;
     out["cgroupPaths"] = record.cgroup_paths;
+    if (record.cgroup_shared) {
+        out["cgroupShared"] = true;
+    }
     return out;
 }
 
@@ -209,6 +212,12 @@ Result<Record> record_from_json(const Json& in) {
         }
         record.cgroup_paths.emplace(key, value.get<std::string>());
     }
+    if (auto shared = in.find("cgroupShared"); shared != in.end()) {
+        if (!shared->is_boolean()) {
+            return Error(EINVAL, "invalid \"cgroupShared\"");
+        }
+        record.cgroup_shared = shared->get<bool>();
+    }
     return record;
 }
 
@@ -234,7 +243,11 @@ std::string_view status_name(Status status) {
     return "unknown";
 }
 
-std::string oci_state_json(const Record& record, Status status) {
+namespace {
+
+// The state's fields in runc's order; `list` puts the annotations before the owner and
+// leaves them out when empty (runc's `containerState`), `state` always prints them, last.
+nlohmann::ordered_json state_object(const Record& record, Status status, bool list_layout) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     out["ociVersion"] = record.oci_version;
     out["id"] = record.id;
@@ -251,14 +264,34 @@ std::string oci_state_json(const Record& record, Status status) {
     out["bundle"] = record.bundle;
     out["rootfs"] = record.rootfs;
     out["created"] = record.created;
-    out["owner"] = record.owner;
-    out["annotations"] = nlohmann::ordered_json::object();
+    nlohmann::ordered_json annotations = nlohmann::ordered_json::object();
     for (const auto& [key, value] : record.annotations) {
-        out["annotations"][key] = value;
+        annotations[key] = value;
     }
+    if (list_layout) {
+        if (!annotations.empty()) {
+            out["annotations"] = std::move(annotations);
+        }
+        out["owner"] = record.owner;
+    } else {
+        out["owner"] = record.owner;
+        out["annotations"] = std::move(annotations);
+    }
+    return out;
+}
+
+} // namespace
+
+std::string oci_state_json(const Record& record, Status status) {
     // Paths are bytes, not necessarily UTF-8; printing a replacement character beats
     // throwing out of a function that cannot fail.
-    return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return state_object(record, status, false)
+        .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string list_entry_json(const Record& record, Status status) {
+    return state_object(record, status, true)
+        .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 Result<uint64_t> process_start_time(pid_t pid) {

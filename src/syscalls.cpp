@@ -1,6 +1,8 @@
 #include "syscalls.hpp"
 
+#include <fcntl.h>
 #include <grp.h>
+#include <linux/mount.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -41,6 +43,30 @@ public:
     Status fchownat(int dir_fd, const std::string& name, uid_t uid, gid_t gid, int flags) override {
         return check_syscall(::fchownat(dir_fd, name.c_str(), uid, gid, flags),
                              cat("chown ", name));
+    }
+    Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
+                         uint64_t attr_clr) override {
+        mount_attr attr{};
+        attr.attr_set = attr_set;
+        attr.attr_clr = attr_clr;
+        unsigned int flags = AT_NO_AUTOMOUNT | (recursive ? AT_RECURSIVE : 0U);
+        return check_syscall(static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, path.c_str(),
+                                                        flags, &attr, sizeof(attr))),
+                             "mount_setattr");
+    }
+    Result<int> open_tree_clone(const std::string& path, bool recursive) override {
+        unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0U);
+        int fd = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, path.c_str(), flags));
+        if (fd < 0) {
+            return Error::from_errno("open_tree");
+        }
+        return fd;
+    }
+    Status move_mount(int from_fd, int target_fd) override {
+        return check_syscall(
+            static_cast<int>(::syscall(SYS_move_mount, from_fd, "", target_fd, "",
+                                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)),
+            "move_mount");
     }
     Result<unsigned long> mount_flags_of(const std::string& path) override {
         struct statvfs info {};

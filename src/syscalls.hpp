@@ -9,6 +9,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
 
@@ -33,6 +35,17 @@ public:
     virtual Status symlinkat(const std::string& target, int dir_fd, const std::string& name) = 0;
     virtual Status fchownat(int dir_fd, const std::string& name, uid_t uid, gid_t gid,
                             int flags) = 0;
+    // mount_setattr(2): sets and clears MOUNT_ATTR_* on the mount at `path`, and with
+    // `recursive` on every mount below it too (AT_RECURSIVE).
+    virtual Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
+                                 uint64_t attr_clr) = 0;
+    // open_tree(2) with OPEN_TREE_CLONE: a detached copy of the mount at `path` (with
+    // `recursive`, of the mounts below it too), close-on-exec.
+    virtual Result<int> open_tree_clone(const std::string& path, bool recursive) = 0;
+    // move_mount(2) of a detached tree (an open_tree(OPEN_TREE_CLONE) fd) onto the directory
+    // or file `target_fd` (an O_PATH fd) names. By fd, not by a /proc/self/fd path: without
+    // MOVE_MOUNT_T_SYMLINKS move_mount would take that magic link itself for the target.
+    virtual Status move_mount(int from_fd, int target_fd) = 0;
     // The ST_* flags of the mount holding `path` (statvfs f_flag).
     virtual Result<unsigned long> mount_flags_of(const std::string& path) = 0;
     virtual Status sethostname(const std::string& name) = 0;

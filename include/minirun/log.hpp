@@ -1,6 +1,7 @@
 // Logging with a swappable sink.
 //
-// Text goes to stderr ("mini-run: message"); with `--log FILE --log-format json` every
+// Errors and warnings go to stderr as one line ("mini-run: message"), --debug lines in
+// runc's text format (time="..." level=debug msg="..."); with `--log FILE --log-format json` every
 // message is also appended to FILE as one JSON object per line
 // ({"level":"error","msg":"...","time":"<RFC 3339>"}), which is what podman and containerd
 // parse. The container's init inherits the sink across clone(), so it logs the same way
@@ -50,5 +51,7 @@ std::string rfc3339_now();
 
 // One JSON log line (without the newline), exposed for tests.
 std::string json_line(Level level, std::string_view message, std::string_view time);
+// One text log line, as runc's logger writes them: time="..." level=debug msg="...".
+std::string text_line(Level level, std::string_view message, std::string_view time);
 
 } // namespace minirun::log

@@ -75,6 +75,11 @@ struct ExecOptions {
     std::string pid_file;
     std::string console_socket;
     int preserve_fds = 0;
+    // Run it in a paused container too (it stays frozen until `resume`), as runc's
+    // --ignore-paused.
+    bool ignore_paused = false;
+    // `--cgroup [controller[,controller...]:]path`: sub-cgroups of the container's to join.
+    std::vector<std::string> cgroups;
 };
 
 // Runs a new process in the namespaces of a running container. Foreground: returns its
@@ -99,6 +104,13 @@ Result<std::string> list_containers_json(const std::string& root);
 
 // Host pids of the container's processes, the init first.
 Result<std::vector<pid_t>> container_pids(const std::string& root, const std::string& id);
+
+// `ps ID [ARGS...]` as runc has it: ps(1) with ARGS (default "-ef") on the host, its header
+// and the lines whose PID column is one of the container's processes (runtime/ps.cpp).
+Result<std::string> container_ps(const std::string& root, const std::string& id,
+                                 const std::vector<std::string>& ps_args);
+// The filtering alone: `output` is ps's table, with a PID column.
+Result<std::string> filter_ps_output(std::string_view output, const std::vector<pid_t>& pids);
 
 // The OCI features document (runtime-spec features.md).
 std::string features_json();

@@ -43,6 +43,10 @@ struct Record {
     // The container's cgroup directories, by hierarchy (runtime/cgroup.hpp), recorded
     // before the init is cloned so that a delete after a crash still finds them.
     std::map<std::string, std::string> cgroup_paths;
+    // The cgroups held other processes already at create (runc allows that, with a
+    // warning): delete then ends only the container's own processes and leaves the
+    // cgroups to their other users.
+    bool cgroup_shared = false;
 };
 
 // The OCI state JSON (runtime-spec state schema; status may also be "paused", as runc
@@ -51,6 +55,11 @@ struct Record {
 // init's pid), status, bundle, rootfs, created, owner, annotations (always an object).
 // Pretty-printed with 2 spaces, like runc; no trailing newline.
 std::string oci_state_json(const Record& record, Status status);
+
+// One container as `runc list --format json` prints it, compact: runc's key order (ociVersion,
+// id, pid, status, bundle, rootfs, created, annotations only when there are some, owner),
+// which scripts written for runc match on.
+std::string list_entry_json(const Record& record, Status status);
 
 // The start time (clock ticks since boot, field 22 of /proc/<pid>/stat) of a live,
 // non-zombie process; ESRCH when there is no such process or it is a zombie.

@@ -412,7 +412,10 @@ TEST_CASE("cgroups: cgroupsPath absolute and relative; bad paths are refused", "
     CHECK(cgroup_dirs("/escape").empty());
 }
 
-TEST_CASE("cgroups: a cgroup that already has processes is refused at create", "[cgroup]") {
+TEST_CASE("cgroups: a cgroup that already has processes is shared, with runc's warning",
+          "[cgroup]") {
+    // runc 1.1: "container's cgroup is not empty: N process(es) found", and it goes on.
+    // Deleting the second container must leave the first one, and its cgroup, alone.
     Runtime runtime;
     TempBundle first("cg-busy");
     std::string path = "/it-busy-" + std::to_string(::getpid());
@@ -422,15 +425,38 @@ TEST_CASE("cgroups: a cgroup that already has processes is refused at create", "
 
     TempBundle second("cg-busy2");
     second.config["linux"]["cgroupsPath"] = path;
-    second.set_shell("true");
-    auto refused = runtime.create(second);
+    second.set_shell(loop);
+    auto shared = runtime.run_detached(second);
+    INFO(shared.describe());
+    REQUIRE(shared.exit_code == 0);
+    // The first one's shell, and the sleep it may be running.
+    CHECK(contains(shared.err_now(), "container's cgroup is not empty: "));
+    CHECK(contains(shared.err_now(), " process(es) found"));
+    CHECK(runtime.status(second.id()) == "running");
+
+    CHECK(runtime({"delete", "--force", second.id()}).exit_code == 0);
+    CHECK(runtime.status(first.id()) == "running");
+    CHECK_FALSE(cgroup_dirs(path).empty());
+    CHECK(runtime({"delete", "--force", first.id()}).exit_code == 0);
+    CHECK(cgroup_dirs(path).empty());
+}
+
+TEST_CASE("cgroups: a frozen cgroup is refused at create, in runc's words", "[cgroup]") {
+    Runtime runtime;
+    TempBundle bundle("cg-frozen");
+    std::string path = "/it-frozen-" + std::to_string(::getpid());
+    std::string freezer = "/sys/fs/cgroup/freezer" + path;
+    REQUIRE(::mkdir(freezer.c_str(), 0755) == 0);
+    { std::ofstream(freezer + "/freezer.state") << "FROZEN\n"; }
+    bundle.config["linux"]["cgroupsPath"] = path;
+    bundle.set_shell("true");
+    auto refused = runtime.create(bundle);
     INFO(refused.describe());
     CHECK(refused.exit_code != 0);
-    CHECK(contains(refused.err_now(), "already has processes"));
-    // The failed create removed its state and did not touch the first one's cgroup.
-    CHECK(runtime.root_entries() == std::vector<std::string>{first.id()});
-    CHECK(runtime.status(first.id()) == "running");
-    CHECK(runtime({"delete", "--force", first.id()}).exit_code == 0);
+    CHECK(contains(refused.err_now(), "container's cgroup unexpectedly frozen"));
+    CHECK(runtime.root_entries().empty());
+    { std::ofstream(freezer + "/freezer.state") << "THAWED\n"; }
+    CHECK(::rmdir(freezer.c_str()) == 0);
     CHECK(cgroup_dirs(path).empty());
 }
 

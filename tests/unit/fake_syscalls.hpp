@@ -70,6 +70,27 @@ public:
         calls.push_back(cat("chown ", resolve(fs::fd_path(dir_fd)), "/", name, " ", uid, ":", gid));
         return {};
     }
+    Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
+                         uint64_t attr_clr) override {
+        calls.push_back(cat("mount_setattr ", resolve(path), recursive ? " recursive" : "", " set ",
+                            attr_set, " clear ", attr_clr));
+        return {};
+    }
+    // Without root there is no detached mount to make: an O_PATH fd of the source stands in.
+    Result<int> open_tree_clone(const std::string& path, bool recursive) override {
+        calls.push_back(cat("open_tree ", path, recursive ? " recursive" : ""));
+        int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+        if (fd < 0) {
+            return Error::from_errno("open_tree");
+        }
+        return fd;
+    }
+    Status move_mount(int from_fd, int target_fd) override {
+        std::string target = resolve(fs::fd_path(target_fd));
+        calls.push_back(cat("move_mount ", resolve(fs::fd_path(from_fd)), " ", target));
+        mounts.push_back({resolve(fs::fd_path(from_fd)), target, "", 0, ""});
+        return {};
+    }
     Result<unsigned long> mount_flags_of(const std::string& /*path*/) override {
         return statvfs_flags;
     }

@@ -280,30 +280,39 @@ TEST_CASE("cgroup v2: create enables controllers down the chain", "[cgroup]") {
     CHECK(get(fake.root + "/mini-run/cgroup.subtree_control") == "cpu memory\n"); // untouched
 }
 
-TEST_CASE("cgroup: create refuses a busy cgroup and makes nothing", "[cgroup]") {
+TEST_CASE("cgroup: create counts the processes a cgroup already has, and refuses a frozen one",
+          "[cgroup]") {
     FakeLegacy fake;
-    stdfs::remove_all(fake.dir("pids"));
-    put(fake.dir("memory") + "/cgroup.procs", "4242\n");
-    auto busy = fake.cgroup().create();
-    REQUIRE_FALSE(busy);
-    CHECK(busy.error().message() == "cgroup \"" + fake.dir("memory") + "\" already has processes");
-    CHECK_FALSE(stdfs::exists(fake.dir("pids")));
+    auto idle = fake.cgroup().create();
+    REQUIRE(idle);
+    CHECK(*idle == 0);
 
+    // runc's behaviour: shared, with a warning (the caller's), not refused.
+    put(fake.dir("memory") + "/cgroup.procs", "4242\n4343\n");
+    auto busy = fake.cgroup().create();
+    REQUIRE(busy);
+    CHECK(*busy == 2);
     put(fake.dir("memory") + "/cgroup.procs", "");
     put(fake.dir("memory") + "/sub/cgroup.procs", "17\n"); // a sub-cgroup counts
-    CHECK_FALSE(fake.cgroup().create());
+    auto below = fake.cgroup().create();
+    REQUIRE(below);
+    CHECK(*below == 1);
     stdfs::remove_all(fake.dir("memory") + "/sub");
 
+    stdfs::remove_all(fake.dir("pids"));
     put(fake.dir("freezer") + "/freezer.state", "FROZEN\n");
     auto frozen = fake.cgroup().create();
     REQUIRE_FALSE(frozen);
-    CHECK(frozen.error().message() == "cgroup \"" + fake.dir("freezer") + "\" is frozen");
+    CHECK(frozen.error().message() ==
+          "container's cgroup unexpectedly frozen: \"" + fake.dir("freezer") + "\"");
+    CHECK_FALSE(stdfs::exists(fake.dir("pids"))); // refused before anything was made
 
     FakeUnified unified;
     put(unified.dir + "/cgroup.freeze", "1\n");
     auto frozen_v2 = unified.cgroup().create();
     REQUIRE_FALSE(frozen_v2);
-    CHECK_THAT(frozen_v2.error().message(), Catch::EndsWith("is frozen"));
+    CHECK_THAT(frozen_v2.error().message(),
+               Catch::StartsWith("container's cgroup unexpectedly frozen"));
 }
 
 TEST_CASE("cgroup v2: apply writes every file", "[cgroup]") {
@@ -856,4 +865,45 @@ TEST_CASE("cgroup v1 cpuset: a parent still empty is filled before its child", "
         CHECK(cleanup.child > 0);
     }
     CHECK(::rmdir(parent.c_str()) == 0);
+}
+
+TEST_CASE("cgroup: exec --cgroup moves hierarchies to sub-cgroups, as runc reads the flag",
+          "[cgroup]") {
+    FakeLegacy fake;
+    Cgroup base = fake.cgroup();
+    make_cgroup(fake.dir("memory") + "/submem", {"cgroup.procs"});
+    make_cgroup(fake.dir("cpu,cpuacct") + "/subcpu", {"cgroup.procs"});
+
+    auto none = base.for_exec({});
+    REQUIRE(none);
+    CHECK(none->paths() == base.paths());
+    auto root = base.for_exec({"/"});
+    REQUIRE(root);
+    CHECK(root->paths() == base.paths());
+
+    auto moved = base.for_exec({"memory:submem", "cpu:subcpu"});
+    REQUIRE(moved);
+    for (const auto& [key, dir] : moved->paths()) {
+        INFO(key);
+        if (key == "memory") {
+            CHECK(dir == fake.dir("memory") + "/submem");
+        } else if (key == "cpu,cpuacct") {
+            CHECK(dir == fake.dir("cpu,cpuacct") + "/subcpu"); // named by one of its two
+        } else {
+            CHECK(dir == base.paths().at(key));
+        }
+    }
+
+    auto escape = base.for_exec({"../other"});
+    REQUIRE_FALSE(escape);
+    CHECK(escape.error().message() == "--cgroup \"../other\": ../other is not a sub cgroup path");
+    auto unknown = base.for_exec({"whaaat:/"});
+    REQUIRE_FALSE(unknown);
+    CHECK(unknown.error().message() == "--cgroup \"whaaat:/\": unknown controller \"whaaat\"");
+    // Every hierarchy moves without a controller: pids has no "submem".
+    auto missing = base.for_exec({"submem"});
+    REQUIRE_FALSE(missing);
+    CHECK_THAT(missing.error().message(),
+               Catch::Contains("adding pid to cgroups: open ") &&
+                   Catch::Contains("/submem/cgroup.procs: no such file or directory"));
 }

@@ -51,3 +51,9 @@ TEST_CASE("log lines: one JSON object with level, msg and an RFC 3339 time", "[l
     CHECK(parsed["msg"] == "exec: \"x\"\nfailed");
     CHECK(parsed["time"] == time);
 }
+
+TEST_CASE("log lines: the text format is runc's (logrus): time, level, quoted msg", "[log]") {
+    std::string line =
+        log::text_line(log::Level::debug, "exec: \"x\"\nfailed", "2026-12-01T10:00:00.000000000Z");
+    CHECK(line == R"(time="2026-12-01T10:00:00.000000000Z" level=debug msg="exec: \"x\"\nfailed")");
+}

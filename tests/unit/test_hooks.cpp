@@ -216,11 +216,11 @@ TEST_CASE("exit status and signals become errors", "[hooks]") {
 
     auto killed = run_hook(shell_hook("kill -9 $$"), "");
     REQUIRE_FALSE(killed.ok());
-    CHECK(killed.error().message() == "killed by signal 9");
+    CHECK(killed.error().message() == "killed by signal 9 (killed)");
 
     auto terminated = run_hook(shell_hook("kill -TERM $$"), "");
     REQUIRE_FALSE(terminated.ok());
-    CHECK(terminated.error().message() == "killed by signal 15");
+    CHECK(terminated.error().message() == "killed by signal 15 (terminated)");
 }
 
 TEST_CASE("run_hooks: in order, and the first failure names kind, index and path", "[hooks]") {
@@ -234,7 +234,8 @@ TEST_CASE("run_hooks: in order, and the first failure names kind, index and path
     };
     auto status = run_hooks("prestart", hooks, "{}");
     REQUIRE_FALSE(status.ok());
-    CHECK(status.error().message() == "hooks.prestart[1] /bin/sh: exit status 3");
+    CHECK(status.error().message() ==
+          "hooks.prestart[1] /bin/sh: error running hook: exit status 3");
     CHECK(read_file(log) == "first\nsecond\n");
     CHECK_FALSE(std::filesystem::exists(marker));
 
@@ -252,8 +253,8 @@ TEST_CASE("a hook that cannot be exec'd reports the exec's errno", "[hooks]") {
     missing.path = dir.path() + "/no-such-hook";
     auto status = run_hooks("createRuntime", {missing}, "{}");
     REQUIRE_FALSE(status.ok());
-    CHECK(status.error().message() ==
-          "hooks.createRuntime[0] " + missing.path + ": No such file or directory");
+    CHECK(status.error().message() == "hooks.createRuntime[0] " + missing.path +
+                                          ": error running hook: No such file or directory");
     CHECK(status.error().errno_value() == ENOENT);
 
     spec::Hook not_executable;

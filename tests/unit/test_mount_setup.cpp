@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <linux/mount.h>
 #include <nlohmann/json.hpp>
 #include <sys/mount.h>
 #include <sys/statvfs.h>
@@ -64,12 +65,21 @@ struct Fixture {
     }
 };
 
+// The parent's half (the bind sources) and the init's, as create runs them.
+Result<UniqueFd> prepare(const Plan& plan, FakeSyscalls& sys) {
+    auto sources = mount::open_bind_sources(plan, sys);
+    if (!sources) {
+        return sources.error();
+    }
+    return mount::prepare_rootfs(plan, *sources, sys);
+}
+
 } // namespace
 
 TEST_CASE("rootfs: propagation first, then the rootfs bind, then mounts[] in order", "[mount]") {
     Fixture f;
     Plan plan = f.plan(config_with_mounts(default_mounts()));
-    auto root = mount::prepare_rootfs(plan, f.sys);
+    auto root = prepare(plan, f.sys);
     REQUIRE(root.ok());
 
     REQUIRE(f.sys.mounts.size() == 5);
@@ -110,7 +120,7 @@ TEST_CASE("rootfs: default devices and /dev links", "[mount]") {
                                    {"uid", 7},
                                    {"gid", 8}}};
     Plan plan = f.plan(config);
-    REQUIRE(mount::prepare_rootfs(plan, f.sys).ok());
+    REQUIRE(prepare(plan, f.sys).ok());
 
     auto has_call = [&](const std::string& call) {
         return std::find(f.sys.calls.begin(), f.sys.calls.end(), call) != f.sys.calls.end();
@@ -142,7 +152,7 @@ TEST_CASE("rootfs: an existing node that is not the device is an error", "[mount
         }
     } sys;
     Plan plan = f.plan(config_with_mounts(json::array()));
-    auto root = mount::prepare_rootfs(plan, sys);
+    auto root = prepare(plan, sys);
     REQUIRE_FALSE(root.ok());
     CHECK(root.error().message() ==
           "devices: /dev/null: /dev/null exists and is not the requested device");
@@ -153,10 +163,25 @@ TEST_CASE("rootfs: a /proc that is a symlink is refused", "[mount]") {
     stdfs::create_directories(f.rootfs + "/elsewhere");
     stdfs::create_symlink("elsewhere", f.rootfs + "/proc");
     Plan plan = f.plan(config_with_mounts(default_mounts()));
-    auto root = mount::prepare_rootfs(plan, f.sys);
+    auto root = prepare(plan, f.sys);
     REQUIRE_FALSE(root.ok());
-    CHECK(root.error().message() ==
-          "mounts[0] on /proc: destination must be a directory, not a symlink");
+    CHECK(root.error().message() == "mounts[0] on /proc: \"/proc\" cannot be mounted because it "
+                                    "is not a directory: proc must be mounted on ordinary "
+                                    "directory");
+}
+
+TEST_CASE("rootfs: a /sys symlink to nowhere is refused, and nothing is made for it", "[mount]") {
+    // runc's mask.bats: `ln -s /symlink rootfs/sys`. The link's target must not be created.
+    Fixture f;
+    stdfs::create_symlink("/symlink", f.rootfs + "/sys");
+    Plan plan = f.plan(config_with_mounts(
+        json::array({{{"destination", "/sys"}, {"type", "sysfs"}, {"source", "sysfs"}}})));
+    auto root = prepare(plan, f.sys);
+    REQUIRE_FALSE(root.ok());
+    CHECK(root.error().message() == "mounts[0] on /sys: \"/sys\" cannot be mounted because it "
+                                    "is not a directory: sysfs must be mounted on ordinary "
+                                    "directory");
+    CHECK_FALSE(stdfs::exists(f.rootfs + "/symlink"));
 }
 
 TEST_CASE("rootfs: a symlinked mount destination cannot lead out of the rootfs", "[mount]") {
@@ -167,14 +192,17 @@ TEST_CASE("rootfs: a symlinked mount destination cannot lead out of the rootfs",
     stdfs::create_directories(f.dir.path() + "/data");
     Plan plan = f.plan(config_with_mounts(json::array(
         {{{"destination", "/evil/target"}, {"source", "data"}, {"options", {"rbind", "ro"}}}})));
-    REQUIRE(mount::prepare_rootfs(plan, f.sys).ok());
+    REQUIRE(prepare(plan, f.sys).ok());
 
     CHECK(stdfs::is_empty(outside));
     // The bind went to <rootfs>/outside/target, and the read-only remount followed it.
     REQUIRE(f.sys.mounts.size() == 4);
     CHECK(f.sys.mounts[2].source == f.dir.path() + "/data");
     CHECK(f.sys.mounts[2].target == f.rootfs + "/outside/target");
-    CHECK(f.sys.mounts[2].flags == (MS_BIND | MS_REC));
+    // The source was cloned by the parent (rbind: with its submounts) and moved into place.
+    CHECK(f.sys.mounts[2].flags == 0);
+    CHECK(std::find(f.sys.calls.begin(), f.sys.calls.end(),
+                    "open_tree " + f.dir.path() + "/data recursive") != f.sys.calls.end());
     CHECK(f.sys.mounts[3].target == f.rootfs + "/outside/target");
     CHECK(f.sys.mounts[3].flags == (MS_BIND | MS_REMOUNT | MS_RDONLY));
 }
@@ -186,14 +214,68 @@ TEST_CASE("rootfs: a bind remount keeps the flags the kernel locks", "[mount]") 
     Plan plan = f.plan(config_with_mounts(json::array({{{"destination", "/etc/hosts"},
                                                         {"source", "hosts"},
                                                         {"options", {"bind", "ro", "noatime"}}}})));
-    REQUIRE(mount::prepare_rootfs(plan, f.sys).ok());
+    REQUIRE(prepare(plan, f.sys).ok());
     // A file source gets a file mount point.
     CHECK(stdfs::is_regular_file(f.rootfs + "/etc/hosts"));
     REQUIRE(f.sys.mounts.size() == 4);
-    CHECK(f.sys.mounts[2].flags == MS_BIND);
+    CHECK(f.sys.mounts[2].flags == 0); // move_mount of the parent's open_tree clone
+    CHECK(std::find(f.sys.calls.begin(), f.sys.calls.end(),
+                    "open_tree " + f.dir.path() + "/hosts") != f.sys.calls.end());
     // noatime replaces the inherited relatime; nosuid and nodev are kept.
     CHECK(f.sys.mounts[3].flags ==
           (MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOATIME | MS_NOSUID | MS_NODEV));
+}
+
+TEST_CASE("rootfs: a read-only /dev is made read-only after its submounts and devices", "[mount]") {
+    // runc's mounts.bats "ro /dev mount": /dev/pts, /dev/shm and the device nodes are made
+    // inside it first; runc, too, remounts /dev read-only at the end.
+    Fixture f;
+    json mounts = default_mounts();
+    mounts[1]["options"].push_back("ro");
+    Plan plan = f.plan(config_with_mounts(mounts));
+    REQUIRE(plan.setup_dev);
+    REQUIRE(prepare(plan, f.sys).ok());
+    // /dev mounted writable, then /dev/pts, then the devices, then /dev made read-only.
+    size_t dev_mount = 0;
+    size_t pts_mount = 0;
+    size_t remount = 0;
+    for (size_t i = 0; i < f.sys.mounts.size(); ++i) {
+        const MountCall& call = f.sys.mounts[i];
+        if (call.target == f.rootfs + "/dev" && call.fs_type == "tmpfs") {
+            dev_mount = i;
+            CHECK((call.flags & MS_RDONLY) == 0);
+        } else if (call.target == f.rootfs + "/dev/pts") {
+            pts_mount = i;
+        } else if (call.target == f.rootfs + "/dev" && (call.flags & MS_REMOUNT) != 0) {
+            remount = i;
+            CHECK(call.flags == (MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_STRICTATIME));
+        }
+    }
+    CHECK(dev_mount < pts_mount);
+    CHECK(pts_mount < remount);
+    auto first_device = std::find_if(f.sys.calls.begin(), f.sys.calls.end(),
+                                     [](auto& call) { return call.starts_with("mknod "); });
+    auto remount_call =
+        std::find(f.sys.calls.rbegin(), f.sys.calls.rend(), "mount " + f.rootfs + "/dev");
+    REQUIRE(first_device != f.sys.calls.end());
+    CHECK(first_device < remount_call.base());
+}
+
+TEST_CASE("rootfs: rro makes the bind read-only recursively, after its submounts", "[mount]") {
+    Fixture f;
+    stdfs::create_directories(f.dir.path() + "/data/sub");
+    Plan plan = f.plan(config_with_mounts(
+        json::array({{{"destination", "/mnt"}, {"source", "data"}, {"options", {"rbind", "rro"}}},
+                     {{"destination", "/mnt/sub/tmp"}, {"type", "tmpfs"}, {"source", "tmpfs"}}})));
+    REQUIRE(prepare(plan, f.sys).ok());
+    std::string setattr = "mount_setattr " + f.rootfs + "/mnt recursive set " +
+                          std::to_string(MOUNT_ATTR_RDONLY) + " clear 0";
+    auto attr = std::find(f.sys.calls.begin(), f.sys.calls.end(), setattr);
+    auto tmpfs =
+        std::find(f.sys.calls.begin(), f.sys.calls.end(), "mount " + f.rootfs + "/mnt/sub/tmp");
+    REQUIRE(attr != f.sys.calls.end());
+    REQUIRE(tmpfs != f.sys.calls.end());
+    CHECK(tmpfs < attr);
 }
 
 TEST_CASE("pivot_root: into the rootfs, old root made a slave, then detached", "[mount]") {
