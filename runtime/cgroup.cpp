@@ -603,8 +603,9 @@ Result<Cgroup> Cgroup::for_exec(const std::vector<std::string>& requests) const 
         size_t colon = request.find(':');
         std::string sub = colon == std::string::npos ? request : request.substr(colon + 1);
         std::vector<std::string> wanted;
+        std::string controllers = colon == std::string::npos ? "" : request.substr(0, colon);
         if (colon != std::string::npos) {
-            for (std::string_view name : fs::split(request.substr(0, colon), ',')) {
+            for (std::string_view name : fs::split(controllers, ',')) {
                 if (!name.empty()) {
                     wanted.emplace_back(name);
                 }

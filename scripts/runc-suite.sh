@@ -8,9 +8,10 @@
 #   --no-check         report only; do not compare with the expected failures
 #
 # On a fresh Debian 12 machine, as root, it
-#   1. adds a deb-src entry for the Debian suites already configured, and gets runc's source
-#      (`apt-get source runc`, 1.1.5 on bookworm) and its build dependencies (Go and the Go
-#      libraries, in GOPATH form under /usr/share/gocode): nothing of runc's is in this repo;
+#   1. gets runc's source (`apt-get source runc`, 1.1.5 on bookworm) and its build
+#      dependencies (Go and the Go libraries, in GOPATH form under /usr/share/gocode), with
+#      a deb-src twin of the Debian suites already configured, in a private apt list under
+#      DIR (the host's apt configuration is not changed): nothing of runc's is in this repo;
 #   2. builds the suite's helper programs (contrib/cmd/recvtty, sd-helper, seccompagent),
 #      offline, with GO111MODULE=off against /usr/share/gocode;
 #   3. gives the suite its images without a download: a busybox image from busybox-static
@@ -67,22 +68,38 @@ RUNTIME=$(resolve_runtime "$RUNTIME")
 # shellcheck source=scripts/apt-missing.sh
 source scripts/apt-missing.sh
 
-add_deb_src() {
-    # deb822 sources: a deb-src twin of every "Types: deb" stanza of Debian's own sources.
-    local src=/etc/apt/sources.list.d/debian.sources twin=/etc/apt/sources.list.d/mini-run-deb-src.sources
-    if grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-        return 0
-    fi
-    if [[ -f "$src" ]]; then
-        sed 's/^Types: deb$/Types: deb-src/' "$src" >"$twin"
-    elif [[ -f /etc/apt/sources.list ]]; then
-        sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >/etc/apt/sources.list.d/mini-run-deb-src.list
-    else
-        echo "runc-suite: no Debian apt sources to add a deb-src entry for" >&2
+# apt with a private view of the sources: the host's own Debian entries plus a deb-src twin
+# of each, and package lists of its own under DIR/apt, so that the host's apt configuration
+# and lists stay as they are (no deb-src entry is left behind in /etc/apt).
+APT_DIR=""
+private_apt() {
+    apt-get -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$APT_DIR/sources.list.d" \
+        -o Dir::State::Lists="$APT_DIR/lists" "$@"
+}
+prepare_private_apt() {
+    APT_DIR=$DIR/apt
+    rm -rf "$APT_DIR"
+    mkdir -p "$APT_DIR/sources.list.d" "$APT_DIR/lists/partial"
+    local parts=/etc/apt/sources.list.d found=0 file
+    for file in "$parts"/*.sources; do
+        [[ -f "$file" ]] && grep -q '^Types: deb$' "$file" && grep -q 'debian' "$file" || continue
+        cp "$file" "$APT_DIR/sources.list.d/"
+        sed 's/^Types: deb$/Types: deb-src/' "$file" >"$APT_DIR/sources.list.d/src-$(basename "$file")"
+        found=1
+    done
+    for file in /etc/apt/sources.list "$parts"/*.list; do
+        [[ -f "$file" ]] && grep -q '^deb .*debian' "$file" || continue
+        grep '^deb .*debian' "$file" >"$APT_DIR/sources.list.d/$(basename "$file" .list).list"
+        sed -n 's/^deb \(.*debian.*\)$/deb-src \1/p' "$file" \
+            >"$APT_DIR/sources.list.d/src-$(basename "$file" .list).list"
+        found=1
+    done
+    if ((found == 0)); then
+        echo "runc-suite: no Debian apt sources found to fetch runc's source from" >&2
         return 1
     fi
-    echo "runc-suite: added a deb-src entry; apt-get update"
-    apt-get update -qq
+    echo "runc-suite: apt-get update (a private list with deb-src entries, in $APT_DIR)"
+    private_apt update -qq
 }
 
 mkdir -p "$DIR"
@@ -94,12 +111,12 @@ apt_install_missing runc-suite bats jq gawk bsdutils coreutils util-linux gcc bu
     golang-go golang-github-opencontainers-runc-dev dpkg-dev runc
 SRC=$(find "$DIR/src" -maxdepth 1 -type d -name 'runc-*' 2>/dev/null | head -n1 || true)
 if [[ -z "$SRC" || ! -f "$SRC/tests/integration/helpers.bash" ]]; then
-    add_deb_src
+    prepare_private_apt
     rm -rf "$DIR/src"
     mkdir -p "$DIR/src"
     echo "runc-suite: apt-get build-dep runc; apt-get source runc"
-    apt-get build-dep -y -qq runc >/dev/null
-    (cd "$DIR/src" && apt-get source -qq runc >/dev/null 2>&1) ||
+    private_apt build-dep -y -qq runc >/dev/null
+    (cd "$DIR/src" && private_apt source -qq runc >/dev/null 2>&1) ||
         { echo "runc-suite: apt-get source runc failed" >&2; exit 1; }
     SRC=$(find "$DIR/src" -maxdepth 1 -type d -name 'runc-*' | head -n1)
 fi
