@@ -1,5 +1,5 @@
-// mini-run create [--bundle DIR] [--pid-file F] [--console-socket S] [--preserve-fds N] ID
-// Sets the container up; its process waits for `mini-run start`.
+// mini-run create [--bundle DIR] [--config FILE] [--pid-file F] [--console-socket S]
+// [--preserve-fds N] ID Sets the container up; its process waits for `mini-run start`.
 #include "commands.hpp"
 #include "minirun/runtime.hpp"
 
@@ -8,6 +8,10 @@ namespace minirun::cli {
 void add_create_options(CLI::App& command, CreateOptions& options) {
     command.add_option("--bundle,-b", options.bundle,
                        "bundle directory holding config.json (default: the current directory)");
+    // crun's flag, which crun users' scripts pass.
+    command.add_option("--config,-f", options.config,
+                       "the config file to use instead of BUNDLE/config.json (relative to the "
+                       "bundle)");
     command.add_option("--pid-file", options.pid_file, "write the init's pid to this file");
     command.add_option("--console-socket", options.console_socket,
                        "unix socket to send the terminal's master fd to (process.terminal)");

@@ -103,11 +103,11 @@ uint64_t uint_or_zero(const std::string& dir, const std::string& name) {
     return value ? *value : 0;
 }
 
-Status write_optional(const std::string& dir, const std::string& name, std::string_view value) {
+Status write_supported(const std::string& dir, const std::string& name, std::string_view value,
+                       std::string_view field) {
     if (!exists(dir, name)) {
-        log::warning(cat("cgroup: ", dir, "/", name,
-                         " does not exist (kernel feature missing): ", quoted(value), " not set"));
-        return {};
+        return Error(ENOTSUP,
+                     cat(field, ": cannot be applied: this kernel has no ", name, " in ", dir));
     }
     return write(dir, name, value);
 }

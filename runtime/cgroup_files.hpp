@@ -33,9 +33,11 @@ bool parse_uint(std::string_view text, uint64_t& value);
 uint64_t uint_or_zero(const std::string& dir, const std::string& name);
 
 // Knobs only some kernels have (swap accounting, CFQ's leaf weights, RT group
-// scheduling, SCHED_IDLE groups): a missing file is a kernel without the feature, which
-// the container can live without, so it is skipped with a warning.
-Status write_optional(const std::string& dir, const std::string& name, std::string_view value);
+// scheduling, SCHED_IDLE groups). A missing file is a kernel without the feature, and
+// runtime.md says a property that cannot be applied fails the create: running the
+// container without a limit it asked for is the worse failure. `field` is the JSON path.
+Status write_supported(const std::string& dir, const std::string& name, std::string_view value,
+                       std::string_view field);
 // A hugepage size ("2MB") becomes part of a file name: nothing that leaves the directory.
 Status check_page_size(const std::string& size);
 // The usage check of linux.resources.memory.checkBeforeUpdate.

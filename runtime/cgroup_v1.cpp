@@ -42,7 +42,11 @@ Status memory_v1(const std::string& dir, const spec::MemoryResources& memory, bo
         return limit == 0 ? Status() : write(dir, "memory.limit_in_bytes", cat(limit));
     };
     auto write_swap = [&]() -> Status {
-        return swap == 0 ? Status() : write_optional(dir, memsw, cat(swap));
+        // No swap accounting cannot limit swap, but "unlimited" (-1) is what it has.
+        if (swap == 0 || (swap == -1 && !has_memsw)) {
+            return Status();
+        }
+        return write_supported(dir, memsw, cat(swap), "linux.resources.memory.swap");
     };
     // The kernel keeps memory.limit_in_bytes <= memory.memsw.limit_in_bytes at every
     // write. Raising the limit above the current memsw needs memsw raised first;
@@ -81,10 +85,12 @@ Status memory_v1(const std::string& dir, const spec::MemoryResources& memory, bo
 Status cpu_v1(const std::string& dir, const spec::CpuResources& cpu) {
     // RT bandwidth first: the period bounds the runtime (runtime <= period).
     if (cpu.realtime_period && *cpu.realtime_period != 0) {
-        MR_TRY(write_optional(dir, "cpu.rt_period_us", cat(*cpu.realtime_period)));
+        MR_TRY(write_supported(dir, "cpu.rt_period_us", cat(*cpu.realtime_period),
+                               "linux.resources.cpu.realtimePeriod"));
     }
     if (cpu.realtime_runtime && *cpu.realtime_runtime != 0) {
-        MR_TRY(write_optional(dir, "cpu.rt_runtime_us", cat(*cpu.realtime_runtime)));
+        MR_TRY(write_supported(dir, "cpu.rt_runtime_us", cat(*cpu.realtime_runtime),
+                               "linux.resources.cpu.realtimeRuntime"));
     }
     if (cpu.shares && *cpu.shares != 0) {
         MR_TRY(write(dir, "cpu.shares", cat(*cpu.shares)));
@@ -120,7 +126,7 @@ Status cpu_v1(const std::string& dir, const spec::CpuResources& cpu) {
         MR_TRY(write(dir, "cpu.cfs_burst_us", cat(*cpu.burst)));
     }
     if (cpu.idle) {
-        MR_TRY(write_optional(dir, "cpu.idle", cat(*cpu.idle)));
+        MR_TRY(write_supported(dir, "cpu.idle", cat(*cpu.idle), "linux.resources.cpu.idle"));
     }
     return {};
 }
@@ -147,19 +153,23 @@ Status blkio_v1(const std::string& dir, const spec::BlockIoResources& block_io) 
     std::string weight_file = bfq ? "blkio.bfq.weight" : "blkio.weight";
     std::string weight_device_file = bfq ? "blkio.bfq.weight_device" : "blkio.weight_device";
     if (block_io.weight && *block_io.weight != 0) {
-        MR_TRY(write(dir, weight_file, cat(*block_io.weight)));
+        MR_TRY(write_supported(dir, weight_file, cat(*block_io.weight),
+                               "linux.resources.blockIO.weight"));
     }
     if (block_io.leaf_weight && *block_io.leaf_weight != 0) {
-        MR_TRY(write_optional(dir, "blkio.leaf_weight", cat(*block_io.leaf_weight)));
+        MR_TRY(write_supported(dir, "blkio.leaf_weight", cat(*block_io.leaf_weight),
+                               "linux.resources.blockIO.leafWeight"));
     }
     for (const auto& entry : block_io.weight_device) {
         std::string where = device(entry.major, entry.minor);
         if (entry.weight && *entry.weight != 0) {
-            MR_TRY(write(dir, weight_device_file, cat(where, " ", *entry.weight)));
+            MR_TRY(write_supported(dir, weight_device_file, cat(where, " ", *entry.weight),
+                                   "linux.resources.blockIO.weightDevice.weight"));
         }
         if (entry.leaf_weight && *entry.leaf_weight != 0) {
-            MR_TRY(write_optional(dir, "blkio.leaf_weight_device",
-                                  cat(where, " ", *entry.leaf_weight)));
+            MR_TRY(write_supported(dir, "blkio.leaf_weight_device",
+                                   cat(where, " ", *entry.leaf_weight),
+                                   "linux.resources.blockIO.weightDevice.leafWeight"));
         }
     }
     MR_TRY(throttle(dir, "blkio.throttle.read_bps_device", block_io.throttle_read_bps_device));

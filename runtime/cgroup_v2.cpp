@@ -75,7 +75,11 @@ Status memory_v2(const std::string& dir, const spec::MemoryResources& memory, bo
     MR_ASSIGN(int64_t swap_max, swap_only(swap, limit));
     // Swap first, as runc: a lower memory.max then never meets a stale swap limit.
     if (swap_max != 0 || swap > 0) { // swap == limit: no swap at all, "0"
-        MR_TRY(write_optional(dir, "memory.swap.max", limit_text(swap_max)));
+        // Without swap accounting "unlimited" holds already; a limit cannot be applied.
+        if (swap_max != -1 || exists(dir, "memory.swap.max")) {
+            MR_TRY(write_supported(dir, "memory.swap.max", limit_text(swap_max),
+                                   "linux.resources.memory.swap"));
+        }
     }
     if (limit != 0) {
         MR_TRY(write(dir, "memory.max", limit_text(limit)));
@@ -87,13 +91,14 @@ Status memory_v2(const std::string& dir, const spec::MemoryResources& memory, bo
 }
 
 Status cpu_v2(const std::string& dir, const spec::CpuResources& cpu) {
-    if (cpu.realtime_period || cpu.realtime_runtime) {
-        // The v2 cpu controller has no RT bandwidth files; RT tasks run in the root's.
-        log::warning("cgroup v2 has no realtime CPU limits: cpu.realtimeRuntime and "
-                     "cpu.realtimePeriod are ignored");
+    if (cpu.realtime_period.value_or(0) != 0 || cpu.realtime_runtime.value_or(0) != 0) {
+        // The v2 cpu controller has no RT bandwidth files (RT tasks run in the root's), and
+        // a property that cannot be applied is an error (runtime.md).
+        return Error(ENOTSUP, "linux.resources.cpu.realtimeRuntime, realtimePeriod: cannot be "
+                              "applied: cgroup v2 has no realtime CPU limits");
     }
     if (cpu.idle) {
-        MR_TRY(write_optional(dir, "cpu.idle", cat(*cpu.idle)));
+        MR_TRY(write_supported(dir, "cpu.idle", cat(*cpu.idle), "linux.resources.cpu.idle"));
     }
     if (cpu.shares && *cpu.shares != 0) {
         MR_TRY(write(dir, "cpu.weight", cat(shares_to_weight(*cpu.shares))));

@@ -270,7 +270,8 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     // 1. Everything that can be checked is checked before anything is created.
     MR_TRY(validate_container_id(options.id));
     std::string config_text;
-    MR_ASSIGN(spec::Spec spec, spec::load_spec(options.bundle, &config_text)); // spec_parse.cpp
+    MR_ASSIGN(spec::Spec spec, spec::load_spec(options.bundle, &config_text, // spec_parse.cpp
+                                               options.config));
     Created created;
     MR_ASSIGN(created.plan, runtime::make_plan(std::move(spec), // plan.cpp
                                                {options.id, options.bundle, options.preserve_fds}));

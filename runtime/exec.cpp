@@ -127,6 +127,7 @@ Status exec_steps(ExecChild& child) {
     // The same order as the init's (init.cpp): cwd while privileged, the drop, the exec made
     // ready, and only then the filter.
     MR_ASSIGN(bool in_cwd, runtime::process::try_enter_cwd(process));
+    std::string home = runtime::process::missing_home(process); // as the init's (init.cpp)
     runtime::security::ListenerState listener_info{listener.get(), child.oci_version, child.init,
                                                    child.state_json};
     MR_TRY(runtime::security::drop_privileges(*child.security, process.user, sys, listener_info));
@@ -138,7 +139,7 @@ Status exec_steps(ExecChild& child) {
     // A detached exec outlives this mini-run; the parent-death signal would survive execve.
     MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, 0), "clear parent death signal"));
     runtime::process::PreparedExec exec;
-    MR_TRY(exec.prepare(executable, process, child.options->preserve_fds));
+    MR_TRY(exec.prepare(executable, process, child.options->preserve_fds, home));
     if (log::enabled(log::Level::debug)) {
         log::debug(cat("setns_init: about to exec ", quoted(executable)));
     }

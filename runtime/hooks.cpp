@@ -1,6 +1,7 @@
 #include "hooks.hpp"
 
 #include "minirun/fd.hpp"
+#include "minirun/log.hpp"
 
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -161,7 +162,8 @@ Result<pid_t> spawn(const spec::Hook& hook, int stdin_fd, int report_fd) {
         path_only.push_back(hook.path);
     }
     std::vector<char*> argv = c_strings(hook.args.empty() ? path_only : hook.args);
-    std::vector<char*> envp = c_strings(hook.env);
+    std::vector<char*> env_list = c_strings(hook.env.value_or(std::vector<std::string>{}));
+    char* const* envp = hook.env ? env_list.data() : environ;
 
     sigset_t all;
     sigset_t original;
@@ -171,7 +173,7 @@ Result<pid_t> spawn(const spec::Hook& hook, int stdin_fd, int report_fd) {
     }
     pid_t pid = ::fork();
     if (pid == 0) {
-        exec_hook(hook.path.c_str(), argv.data(), envp.data(), stdin_fd, report_fd);
+        exec_hook(hook.path.c_str(), argv.data(), envp, stdin_fd, report_fd);
     }
     int fork_errno = errno;
     ::sigprocmask(SIG_SETMASK, &original, nullptr);
@@ -318,6 +320,19 @@ Status run_hooks(std::string_view kind, const std::vector<spec::Hook>& list,
                     cat("hooks.", kind, "[", i, "] ", list[i].path, ": error running hook"));
     }
     return {};
+}
+
+size_t run_hooks_warning(std::string_view kind, const std::vector<spec::Hook>& list,
+                         std::string_view state_json) {
+    size_t failed = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+        if (Status ran = run_hook(list[i], state_json); !ran) {
+            log::warning(cat("hooks.", kind, "[", i, "] ", list[i].path,
+                             ": error running hook: ", ran.error().message()));
+            ++failed;
+        }
+    }
+    return failed;
 }
 
 } // namespace minirun::runtime::hooks

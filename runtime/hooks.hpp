@@ -3,18 +3,22 @@
 // runtime-spec (config.md, "POSIX-platform Hooks"): each hook is {path, args, env,
 // timeout}; `path` is absolute and exec'd directly (no shell, no PATH search); args[0]
 // is argv[0] (args may be empty: argv is then just the path); env is exactly the given
-// list (empty if none); the container's state JSON is written to the hook's stdin.
-// Hooks of one kind run in order; the first failure stops the rest.
+// list, or the runtime's own environment when the hook has no `env` (as runc's hooks); the
+// container's state JSON is written to the hook's stdin.
+// Hooks of one kind run in order; the first failure stops the rest, except for poststop,
+// where every hook runs and each failure is a warning (runtime.md, delete).
 //   prestart, createRuntime   runtime namespace, after the environment is made, before pivot_root
 //   createContainer           container namespace, before pivot_root (run by the init)
 //   startContainer            container namespace, at `start`, before the user process (init)
-//   poststart                 runtime namespace, after the user process started
+//   poststart                 runtime namespace, after the user process started; a failure
+//                             stops the container and fails `start` (runtime-spec 1.3)
 //   poststop                  runtime namespace, after delete; failures only warn
 #pragma once
 
 #include "minirun/error.hpp"
 #include "minirun/spec.hpp"
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -32,5 +36,11 @@ Status run_hook(const spec::Hook& hook, std::string_view state_json);
 // `kind` is the spec's JSON name ("prestart", "createRuntime", ...).
 Status run_hooks(std::string_view kind, const std::vector<spec::Hook>& list,
                  std::string_view state_json);
+
+// Runs every hook of `list`, also after a failure, logging a warning for each failure in
+// run_hooks' words; returns how many failed. For poststop: the container is gone already,
+// and each hook cleans up something of its own.
+size_t run_hooks_warning(std::string_view kind, const std::vector<spec::Hook>& list,
+                         std::string_view state_json);
 
 } // namespace minirun::runtime::hooks

@@ -170,6 +170,9 @@ Status init_steps(const Plan& plan, InitContext& context) {
     // (process.cpp) comes with it. Refused even to root (a user namespace's root facing a
     // directory of an unmapped owner), it is tried again as the user below.
     MR_ASSIGN(bool in_cwd, process::try_enter_cwd(process));
+    // HOME from the container's /etc/passwd when the config has none (runc): read while
+    // root, since the user may not be able to read it.
+    std::string home = process::missing_home(process);
 
     // The privilege drop, in its one order (security.cpp): after it nothing above would be
     // allowed any more.
@@ -198,7 +201,7 @@ Status init_steps(const Plan& plan, InitContext& context) {
         process::ExecGate gate{context.exec_gate,
                                context.parent_waits_for_exec ? context.sync.fd() : -1,
                                context.exec_fifo};
-        MR_TRY(exec.prepare(executable, process, plan.preserve_fds, gate));
+        MR_TRY(exec.prepare(executable, process, plan.preserve_fds, home, gate));
         ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
         MR_TRY(security::before_exec(*context.security, listener_info, exec.explanation()));
         return exec.run();
@@ -209,7 +212,7 @@ Status init_steps(const Plan& plan, InitContext& context) {
     // Everything of ours before the filter: from the filter on, only the exec (and the
     // startContainer hooks, which runc too runs under the container's filter: a hook runs
     // in the container and gets no more than its process would).
-    MR_TRY(exec.prepare(executable, process, plan.preserve_fds));
+    MR_TRY(exec.prepare(executable, process, plan.preserve_fds, home));
     ::sigprocmask(SIG_SETMASK, &context.exec_signal_mask, nullptr);
     MR_TRY(security::before_exec(*context.security, listener_info, exec.explanation()));
     // startContainer: at `start`, in the container, before the user's process.

@@ -227,9 +227,7 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force) {
     MR_TRY_WRAP(container.record.cgroup_shared ? cgroup.remove_if_unused() : cgroup.remove(),
                 cat("delete container ", quoted(container.record.id), ": remove its cgroups"));
     std::string state = state::oci_state_json(container.record, state::Status::stopped);
-    if (auto hooks = hooks::run_hooks("poststop", spec.hooks.poststop, state); !hooks) {
-        log::warning(hooks.error().message());
-    }
+    (void)hooks::run_hooks_warning("poststop", spec.hooks.poststop, state);
     return container.dir.remove();
 }
 

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <climits>
+#include <cstring>
 
 namespace minirun::runtime::process {
 namespace {
@@ -20,20 +22,31 @@ namespace {
 constexpr std::string_view kDefaultPath =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-// 0 when `path` is an executable regular file for us, otherwise the errno execve would
-// give.
-int executable_error(const std::string& path) {
+// strerror(3) as Go spells it ("no such file or directory"). Docker 20.10 turns a failed
+// start into exit 127 or 126 by matching runc's wording case-sensitively (daemon/start.go:
+// "no such file or directory", "executable file not found", "permission denied"), so the
+// exec failures below are worded exactly as runc's (Go's exec.LookPath and os.PathError).
+std::string go_error_text(int error) {
+    std::string text = std::strerror(error);
+    if (!text.empty()) {
+        text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    }
+    return text;
+}
+
+// What Go's exec.LookPath checks of a candidate: it exists, is not a directory and has an
+// execute bit; otherwise the error runc reports. The mode bits, not access(2): runc passes
+// a file that only execve itself can refuse, and so do we.
+Status check_executable(const std::string& path) {
     struct stat info {};
     if (::stat(path.c_str(), &info) < 0) {
-        return errno;
+        int error = errno;
+        return Error(error, cat("stat ", path, ": ", go_error_text(error)));
     }
-    if (S_ISDIR(info.st_mode)) {
-        return EACCES;
+    if (S_ISDIR(info.st_mode) || (info.st_mode & 0111) == 0) {
+        return Error(EACCES, go_error_text(EACCES));
     }
-    if (::access(path.c_str(), X_OK) < 0) {
-        return errno;
-    }
-    return 0;
+    return {};
 }
 
 } // namespace
@@ -51,30 +64,54 @@ std::string search_path(const std::vector<std::string>& env) {
 Result<std::string> find_executable(const spec::Process& process) {
     const std::string& name = process.args.front();
     if (name.find('/') != std::string::npos) {
-        if (int error = executable_error(name); error != 0) {
-            return Error::from_errno(error, cat("exec: ", quoted(name)));
+        if (Status checked = check_executable(name); !checked.ok()) {
+            // runc: exec: "/x": stat /x: no such file or directory
+            return checked.error().wrap(cat("exec: ", quoted(name)));
         }
         return name;
     }
-    int first_error = ENOENT;
     std::string path = search_path(process.env);
     for (std::string_view dir : fs::split(path, ':')) {
         // An empty PATH entry means the current directory, as in execvp(3).
         std::string candidate = cat(dir.empty() ? "." : dir, "/", name);
-        int error = executable_error(candidate);
-        if (error == 0) {
+        if (check_executable(candidate).ok()) {
             return candidate;
         }
-        if (error == EACCES && first_error == ENOENT) {
-            first_error = EACCES;
+    }
+    // runc (Go's LookPath) says "not found" also when only unusable files were found.
+    return Error(ENOENT, cat("exec: ", quoted(name), ": executable file not found in $PATH"));
+}
+
+std::string home_in_passwd(std::string_view passwd, uid_t uid) {
+    std::string wanted = std::to_string(uid);
+    for (std::string_view line : fs::split(passwd, '\n')) {
+        // name:password:uid:gid:gecos:home:shell
+        auto fields = fs::split(line, ':');
+        if (fields.size() >= 6 && fields[2] == wanted && !fields[5].empty()) {
+            return std::string(fields[5]);
         }
     }
-    if (first_error == EACCES) {
-        return Error::from_errno(EACCES, cat("exec: ", quoted(name)));
+    return "/";
+}
+
+std::string missing_home(const spec::Process& process) {
+    for (const std::string& entry : process.env) {
+        if (entry.starts_with("HOME=") && entry.size() > 5) {
+            return "";
+        }
     }
-    // Both runc's and crun's wordings, which podman and containerd match on.
-    return Error(ENOENT, cat("exec: ", quoted(name),
-                             ": executable file not found in $PATH: No such file or directory"));
+    // The container's file: a FIFO or /dev/zero behind it must not hang or fill memory.
+    constexpr size_t kMaxPasswd = size_t{4} << 20;
+    std::string passwd;
+    UniqueFd fd(::open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    struct stat info {};
+    if (fd && ::fstat(fd.get(), &info) == 0 && S_ISREG(info.st_mode) &&
+        static_cast<size_t>(info.st_size) <= kMaxPasswd) {
+        passwd.resize(static_cast<size_t>(info.st_size));
+        ssize_t got = ::read(fd.get(), passwd.data(), passwd.size());
+        passwd.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    }
+    return cat("HOME=", home_in_passwd(passwd, process.user.uid));
 }
 
 namespace {
@@ -130,8 +167,9 @@ Status close_inherited_fds(int preserve_fds, std::vector<int> keep) {
 }
 
 Status PreparedExec::prepare(const std::string& path, const spec::Process& process,
-                             int preserve_fds, const ExecGate& gate) {
+                             int preserve_fds, std::string_view home, const ExecGate& gate) {
     path_ = path;
+    home_ = home;
     gate_ = gate;
     gate_words_.clear();
     if (gate.program >= 0) {
@@ -150,10 +188,16 @@ Status PreparedExec::prepare(const std::string& path, const spec::Process& proce
     }
     argv_.push_back(nullptr);
     envp_.clear();
-    envp_.reserve(process.env.size() + 1);
+    envp_.reserve(process.env.size() + 2);
     for (const std::string& entry : process.env) {
+        if (!home_.empty() && entry == "HOME=") {
+            continue; // replaced by home_, as runc's os.Setenv replaces it
+        }
         envp_.push_back(
             const_cast<char*>(entry.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    }
+    if (!home_.empty()) {
+        envp_.push_back(home_.data());
     }
     envp_.push_back(nullptr);
 
@@ -185,7 +229,9 @@ Status PreparedExec::prepare(const std::string& path, const spec::Process& proce
 Status PreparedExec::run() const {
     if (gate_.program < 0) {
         ::execve(path_.c_str(), argv_.data(), envp_.data());
-        return Error::from_errno(cat("exec ", quoted(path_)));
+        int error = errno;
+        // runc: exec /x: exec format error (the gate, exec_gate/stub.cpp, words it the same)
+        return Error(error, cat("exec ", path_, ": ", go_error_text(error)));
     }
     ::execveat(gate_.program, "", argv_.data(), envp_.data(), AT_EMPTY_PATH);
     return Error::from_errno("exec the exec gate");

@@ -4,6 +4,8 @@
 #include "minirun/error.hpp"
 #include "minirun/spec.hpp"
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +52,16 @@ struct ExecGate {
 // the filter last).
 //
 // Neither copied nor moved: argv points into the object's own strings.
+// runc's setupUser: a process.env without HOME (or with an empty one) gets the home
+// directory of process.user.uid from the container's /etc/passwd, and "/" when that uid has
+// no entry or there is no passwd. Programs that read HOME (shells, getpwnam-less tools)
+// otherwise meet NULL. Returns the "HOME=..." entry to add, or "" when the env has a HOME.
+// Reads the container's /etc/passwd (at most 4 MiB, a regular file): call it after
+// pivot_root, before the privilege drop.
+std::string missing_home(const spec::Process& process);
+// The home of `uid` in the text of a passwd file, or "/" (the pure half of missing_home).
+std::string home_in_passwd(std::string_view passwd, uid_t uid);
+
 class PreparedExec {
 public:
     PreparedExec() = default;
@@ -59,8 +71,9 @@ public:
     PreparedExec& operator=(PreparedExec&&) = delete;
     ~PreparedExec() = default;
 
+    // `home` ("HOME=/root", from missing_home) is added to process.env when not empty.
     Status prepare(const std::string& path, const spec::Process& process, int preserve_fds,
-                   const ExecGate& gate = {});
+                   std::string_view home, const ExecGate& gate = {});
     // Returns only on failure.
     [[nodiscard]] Status run() const;
     // The --explain line of the exec (empty without --explain), for the caller to print
@@ -69,6 +82,7 @@ public:
 
 private:
     std::string path_;
+    std::string home_;
     std::string explanation_;
     ExecGate gate_;
     std::vector<std::string> gate_words_; // the gate's command line ahead of argv

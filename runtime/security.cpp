@@ -2,7 +2,6 @@
 
 #include "fs.hpp"
 #include "minirun/explain.hpp"
-#include "minirun/log.hpp"
 #include "user.hpp"
 
 #include <fcntl.h>
@@ -97,19 +96,30 @@ Result<ProcessSecurity> prepare(const spec::Process& process, const spec::Linux&
         security.seccomp_metadata = linux.seccomp->listener_metadata;
     }
     security.no_new_privileges = process.no_new_privileges;
+    // runtime.md (create): a property that cannot be applied is an error. Running the
+    // process unconfined because the host lacks the LSM is the worse failure; engines ask
+    // for a profile only where the host has the LSM (Docker, podman check first).
     if (!process.apparmor_profile.empty()) {
-        if (apparmor_enabled()) {
-            security.apparmor_profile = process.apparmor_profile;
-        } else {
-            log::warning("process.apparmorProfile: AppArmor is not enabled on this host; ignored");
+        if (!apparmor_enabled()) {
+            return Error(ENOTSUP, cat("process.apparmorProfile: cannot apply ",
+                                      quoted(process.apparmor_profile),
+                                      ": AppArmor is not enabled on this host"));
         }
+        security.apparmor_profile = process.apparmor_profile;
     }
     if (!process.selinux_label.empty()) {
-        if (selinux_enabled()) {
-            security.selinux_label = process.selinux_label;
-        } else {
-            log::warning("process.selinuxLabel: SELinux is not enabled on this host; ignored");
+        if (!selinux_enabled()) {
+            return Error(ENOTSUP,
+                         cat("process.selinuxLabel: cannot apply ", quoted(process.selinux_label),
+                             ": SELinux is not enabled on this host"));
         }
+        security.selinux_label = process.selinux_label;
+    }
+    if (!linux.mount_label.empty()) {
+        return Error(ENOTSUP,
+                     cat("linux.mountLabel: cannot apply ", quoted(linux.mount_label), ": ",
+                         selinux_enabled() ? "mini-run does not set SELinux mount labels"
+                                           : "SELinux is not enabled on this host"));
     }
     return security;
 }

@@ -287,7 +287,9 @@ Status parse_hook(const Node& node, Hook& hook) {
     // The spec extends execv(3)'s path: it MUST be absolute.
     MR_TRY(read_absolute(path, hook.path));
     MR_TRY(field(node, "args", hook.args));
-    MR_TRY(field_with(node, "env", hook.env, read_env_entry));
+    if (auto env = member(node, "env")) {
+        MR_TRY(read_with(*env, hook.env.emplace(), read_env_entry));
+    }
     if (auto timeout = member(node, "timeout")) {
         MR_TRY(read(*timeout, hook.timeout));
         if (*hook.timeout <= 0) {
@@ -961,7 +963,8 @@ Result<Resources> parse_resources(std::string_view json_text, std::string_view s
     return resources;
 }
 
-Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out) {
+Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out,
+                       const std::string& config_file) {
     struct stat st {};
     if (::stat(bundle_dir.c_str(), &st) < 0) {
         return Error::from_errno(cat("bundle ", quoted(bundle_dir)));
@@ -969,11 +972,14 @@ Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out) {
     if (!S_ISDIR(st.st_mode)) {
         return Error::from_errno(ENOTDIR, cat("bundle ", quoted(bundle_dir)));
     }
-    std::string path = bundle_dir;
-    if (path.back() != '/') {
-        path += '/';
+    std::string path;
+    if (!config_file.starts_with('/')) {
+        path = bundle_dir;
+        if (path.back() != '/') {
+            path += '/';
+        }
     }
-    path += "config.json";
+    path += config_file.empty() ? std::string("config.json") : config_file;
     MR_ASSIGN(std::string text, read_config_file(path));
     auto spec = parse_spec(text, path);
     if (spec && text_out != nullptr) {

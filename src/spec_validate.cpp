@@ -130,8 +130,21 @@ Status check_sysctls(const Spec& spec) {
                 return Error(cat(path, ": needs a private IPC namespace"));
             }
             break;
-        case SysctlScope::uts:
-            return Error(cat(path, R"(: not allowed, use the "hostname" and "domainname" fields)"));
+        case SysctlScope::uts: {
+            // Namespaced, and runc accepts kernel.domainname in a private UTS namespace. A
+            // value that disagrees with the dedicated field would make the result depend on
+            // which one is written last: only an equal one (or one alone) is accepted.
+            if (linux.find_namespace(NamespaceType::uts) == nullptr) {
+                return Error(cat(path, ": needs a private UTS namespace"));
+            }
+            bool host = name.find("hostname") != std::string::npos;
+            const std::string& field = host ? spec.hostname : spec.domainname;
+            if (!field.empty() && field != value) {
+                return Error(cat(path, ": ", quoted(value), " conflicts with ",
+                                 host ? "hostname " : "domainname ", quoted(field)));
+            }
+            break;
+        }
         case SysctlScope::not_private:
             return Error(cat(path, ": not a namespaced sysctl"));
         }

@@ -30,6 +30,7 @@ struct CreateOptions {
     std::string root; // state root (--root)
     std::string id;
     std::string bundle = ".";    // directory holding config.json
+    std::string config;          // --config (crun's): another file than <bundle>/config.json
     std::string pid_file;        // written atomically: decimal pid, no newline
     std::string console_socket;  // receives the pty master when process.terminal is set
     int preserve_fds = 0;        // fds 3 .. 3+N-1 are passed to the container

@@ -80,7 +80,9 @@ struct Mount {
 struct Hook {
     std::string path; // absolute
     std::vector<std::string> args;
-    std::vector<std::string> env;
+    // Absent: the runtime's own environment, as runc's hooks get (Go's exec.Cmd with a nil
+    // Env); present, even empty: exactly this list.
+    std::optional<std::vector<std::string>> env;
     std::optional<int> timeout; // seconds, > 0
 };
 
@@ -284,8 +286,11 @@ Result<Spec> parse_spec(std::string_view json_text, std::string_view source_name
 
 // Reads <bundle>/config.json and parses it. Errors name the file. With `text_out`, the
 // file's exact bytes are handed back too (create keeps them, so that later edits of the
-// bundle's config have no effect on the container).
-Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out = nullptr);
+// bundle's config have no effect on the container). `config_file` (crun's --config) names
+// another file instead, relative to the bundle unless absolute; root.path stays relative to
+// the bundle.
+Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out = nullptr,
+                       const std::string& config_file = "");
 
 // Parses a standalone process object (as `exec --process` takes), with the same rules as
 // config.json's "process"; paths in messages start at "process".

@@ -65,36 +65,36 @@ long system_call(long number, long a = 0, long b = 0, long c = 0, long d = 0, lo
     }
 }
 
-// The failure text, as mini-run's own strerror would give it for the errors an execve of
-// an already checked executable can still meet.
+// The failure text for the errors an execve of an already checked executable can still
+// meet, as runc (Go) spells them: process.cpp words a failed execve the same way.
 const char* reason_for(long error) {
     switch (error) {
     case 1:
-        return "Operation not permitted";
+        return "operation not permitted";
     case 2:
-        return "No such file or directory";
+        return "no such file or directory";
     case 7:
-        return "Argument list too long";
+        return "argument list too long";
     case 8:
-        return "Exec format error";
+        return "exec format error";
     case 12:
-        return "Cannot allocate memory";
+        return "cannot allocate memory";
     case 13:
-        return "Permission denied";
+        return "permission denied";
     case 20:
-        return "Not a directory";
+        return "not a directory";
     case 21:
-        return "Is a directory";
+        return "is a directory";
     case 22:
-        return "Invalid argument";
+        return "invalid argument";
     case 26:
-        return "Text file busy";
+        return "text file busy";
     case 32:
-        return "Broken pipe";
+        return "broken pipe";
     case 36:
-        return "File name too long";
+        return "file name too long";
     case 40:
-        return "Too many levels of symbolic links";
+        return "too many levels of symbolic links";
     default:
         return nullptr;
     }
@@ -128,9 +128,8 @@ struct Text {
     Text text;
     text.add(what);
     if (path != nullptr) {
-        text.add(" \"");
+        text.add(" ");
         text.add(path);
-        text.add("\"");
     }
     text.add(": ");
     if (const char* reason = reason_for(error)) {
@@ -237,7 +236,7 @@ extern "C" [[noreturn]] void gate_main(long* stack) {
     sync = close_on_exec(sync);
     long error = -system_call(kSysExecve, reinterpret_cast<long>(argv[2]),
                               reinterpret_cast<long>(argv + 3), reinterpret_cast<long>(envp));
-    // Still here: the frame process.cpp would have sent, `exec "<path>": <reason>`.
+    // Still here: the frame process.cpp would have sent, `exec <path>: <reason>`.
     fail(sync, "exec", argv[2], error);
 }
 

@@ -414,12 +414,10 @@ TEST_CASE("cgroup v1: apply writes every file", "[cgroup]") {
     resources.cpu->shares = 512;
     resources.cpu->quota = 50000;
     resources.cpu->period = 100000;
-    resources.cpu->idle = 0; // no cpu.idle here: skipped, as on old kernels
     resources.cpu->cpus = "1";
     resources.pids = spec::PidsResources{10};
     resources.block_io = spec::BlockIoResources{};
     resources.block_io->weight = 300;
-    resources.block_io->leaf_weight = 300; // CFQ only: skipped
     resources.block_io->weight_device.push_back({8, 0, 200, std::nullopt});
     resources.block_io->throttle_read_bps_device.push_back({8, 0, 1000});
     resources.block_io->throttle_write_iops_device.push_back({8, 16, 50});
@@ -474,6 +472,57 @@ TEST_CASE("cgroup v1: apply writes every file", "[cgroup]") {
         raw.unified["memory.high"] = "1";
         CHECK_FALSE(fake.cgroup().apply(raw)); // no cgroup2 on a legacy host
     }
+}
+
+TEST_CASE("cgroup v1: a knob this kernel lacks is an error naming the field", "[cgroup]") {
+    // runtime.md: a property that cannot be applied fails the create; the fake has no
+    // cpu.idle, no CFQ leaf weights, no RT group scheduling.
+    FakeLegacy fake;
+    REQUIRE(fake.cgroup().create());
+    auto failure = [&](auto&& set) {
+        spec::Resources resources;
+        set(resources);
+        auto applied = fake.cgroup().apply(resources);
+        REQUIRE_FALSE(applied);
+        CHECK(applied.error().errno_value() == ENOTSUP);
+        return applied.error().message();
+    };
+    CHECK_THAT(failure([](spec::Resources& r) {
+                   r.block_io = spec::BlockIoResources{};
+                   r.block_io->leaf_weight = 300;
+               }),
+               Catch::StartsWith("linux.resources.blockIO.leafWeight: cannot be applied: this "
+                                 "kernel has no blkio.leaf_weight in "));
+    CHECK_THAT(failure([](spec::Resources& r) {
+                   r.cpu = spec::CpuResources{};
+                   r.cpu->idle = 1;
+               }),
+               Catch::StartsWith("linux.resources.cpu.idle: cannot be applied"));
+    CHECK_THAT(failure([](spec::Resources& r) {
+                   r.cpu = spec::CpuResources{};
+                   r.cpu->realtime_runtime = 1000;
+               }),
+               Catch::StartsWith("linux.resources.cpu.realtimeRuntime: cannot be applied"));
+    stdfs::remove(fake.dir("blkio") + "/blkio.weight");
+    CHECK_THAT(failure([](spec::Resources& r) {
+                   r.block_io = spec::BlockIoResources{};
+                   r.block_io->weight = 300;
+               }),
+               Catch::StartsWith("linux.resources.blockIO.weight: cannot be applied"));
+    stdfs::remove(fake.dir("memory") + "/memory.memsw.limit_in_bytes");
+    CHECK_THAT(failure([](spec::Resources& r) {
+                   r.memory = spec::MemoryResources{};
+                   r.memory->limit = 64 << 20;
+                   r.memory->swap = 128 << 20;
+               }),
+               Catch::StartsWith("linux.resources.memory.swap: cannot be applied"));
+    // Unlimited swap is what a kernel without swap accounting has: nothing to apply.
+    spec::Resources unlimited;
+    unlimited.memory = spec::MemoryResources{};
+    unlimited.memory->limit = 64 << 20;
+    unlimited.memory->swap = -1;
+    CHECK(fake.cgroup().apply(unlimited));
+    CHECK(fake.file("memory", "memory.limit_in_bytes") == "67108864");
 }
 
 TEST_CASE("cgroup hybrid: v1 controllers, hugetlb and unified keys in cgroup2", "[cgroup]") {

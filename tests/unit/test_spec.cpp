@@ -767,9 +767,14 @@ const std::vector<ErrorCase> error_cases = {
     {{{"/linux/sysctl/vm.swappiness", R"("10")"}},
      R"(linux.sysctl."vm.swappiness": not a namespaced sysctl)"},
     {{{"/linux/sysctl/kernel.hostname", R"("x")"}},
-     R"(linux.sysctl."kernel.hostname": not allowed, use the "hostname" and "domainname" fields)"},
+     R"(linux.sysctl."kernel.hostname": "x" conflicts with hostname "box")"},
     {{{"/linux/sysctl/kernel.domainname", R"("x")"}},
-     R"(linux.sysctl."kernel.domainname": not allowed, use the "hostname" and "domainname" fields)"},
+     R"(linux.sysctl."kernel.domainname": "x" conflicts with domainname "example.org")"},
+    {{{"/linux/sysctl/kernel.domainname", R"("a.org")"},
+      {"/linux/namespaces/4"},
+      {"/hostname"},
+      {"/domainname"}},
+     R"(linux.sysctl."kernel.domainname": needs a private UTS namespace)"},
     {{{"/linux/sysctl/net.core.somaxconn", "1"}},
      R"(linux.sysctl."net.core.somaxconn": expected a string, got 1)"},
     {{{"/linux/namespaces/1"}},
@@ -802,6 +807,14 @@ TEST_CASE("each invalid value is reported with its JSON path", "[spec]") {
         INFO("edits: " << edits);
         CHECK(error_after(error_case.edits) == error_case.expected);
     }
+}
+
+TEST_CASE("linux.sysctl kernel.domainname: accepted when it agrees with domainname", "[spec]") {
+    // runc accepts it in a private UTS namespace; the dedicated field must not disagree.
+    CHECK(error_after({{"/linux/sysctl/kernel.domainname", R"("example.org")"}}).empty());
+    CHECK(error_after({{"/domainname"}, {"/linux/sysctl/kernel.domainname", R"("alone.org")"}})
+              .empty());
+    CHECK(error_after({{"/linux/sysctl/kernel.hostname", R"("box")"}}).empty());
 }
 
 TEST_CASE("the first problem is the one reported", "[spec]") {

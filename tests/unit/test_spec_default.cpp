@@ -327,6 +327,20 @@ TEST_CASE("load_spec reads <bundle>/config.json", "[spec][load]") {
         REQUIRE_FALSE(result.ok());
         CHECK(result.error().message() == "root.path: must not be empty");
     }
+    SECTION("--config names another file, relative to the bundle or absolute") {
+        TempDir dir;
+        dir.write("other.json", default_spec_json(false, 0, 0));
+        dir.write("config.json", "{}"); // not read
+        auto relative = load_spec(dir.path(), nullptr, "other.json");
+        INFO((relative.ok() ? std::string() : relative.error().message()));
+        REQUIRE(relative.ok());
+        CHECK(relative->root.path == "rootfs");
+        auto absolute = load_spec("/", nullptr, dir.path() + "/other.json");
+        REQUIRE(absolute.ok());
+        auto missing = load_spec(dir.path(), nullptr, "none.json");
+        REQUIRE_FALSE(missing.ok());
+        CHECK(missing.error().message() == dir.path() + "/none.json: No such file or directory");
+    }
     SECTION("a valid bundle, with or without a trailing slash") {
         TempDir dir;
         dir.write("config.json", default_spec_json(false, 0, 0));
