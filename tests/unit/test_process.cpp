@@ -83,3 +83,15 @@ TEST_CASE("exit codes are reported as a shell does", "[signals]") {
     CHECK(exit_code_of(SIGKILL) == 137);
     CHECK(exit_code_of(SIGTERM) == 143);
 }
+
+TEST_CASE("home_in_passwd: the home of a uid, \"/\" without an entry", "[process]") {
+    const std::string passwd = "root:x:0:0:root:/root:/bin/sh\n"
+                               "broken line\n"
+                               "user:x:1000:1000:User,,,:/home/user:/bin/sh\n"
+                               "nohome:x:7:7:::/bin/false\n";
+    CHECK(process::home_in_passwd(passwd, 0) == "/root");
+    CHECK(process::home_in_passwd(passwd, 1000) == "/home/user");
+    CHECK(process::home_in_passwd(passwd, 7) == "/");
+    CHECK(process::home_in_passwd(passwd, 4242) == "/");
+    CHECK(process::home_in_passwd("", 0) == "/");
+}
