@@ -6,6 +6,9 @@
 #
 #   tests/engines/docker.sh [--runtime PATH] [--rootfs DIR] [--only REGEX] [--keep]
 #
+# --only runs the scenarios whose names match; --keep leaves the daemon, its containers and
+# the directory as they are at the end, to look around (then clean up by hand).
+#
 # PATH (the runtime registered as "mini-run") defaults to build/mini-run, DIR to
 # rootfs-examples/busybox/rootfs (scripts/make-rootfs.sh). Run it as root with docker.io
 # installed (scripts/install-engines.sh); scripts/engines-test.sh does both. runc is
@@ -81,8 +84,8 @@ run_docker_existed=0
 [[ -d /run/docker ]] && run_docker_existed=1
 run_containerd_existed=0
 [[ -d /run/containerd ]] && run_containerd_existed=1
-# Container cgroups are /docker/ID in every v1 hierarchy (and, made by mini-run, in the
-# cgroup2 "unified" one). A /docker that was not there is removed whole; in one that was, only
+# Container cgroups are /docker/ID in every v1 hierarchy (and in the cgroup2 "unified" one,
+# where runc and mini-run both make one on this hybrid layout). A /docker that was not there is removed whole; in one that was, only
 # the directories that were not there before.
 cgroup_new_parents=()
 for hierarchy in /sys/fs/cgroup/*/; do
@@ -120,7 +123,8 @@ cleanup() {
     local status=$?
     set +e
     if ((KEEP)); then
-        echo "docker-engine: kept $BASE (dockerd pid ${DOCKERD_PID:-none}, bridge $BRIDGE)"
+        echo "docker-engine: kept $BASE (dockerd pid ${DOCKERD_PID:-none}, httpd pid" \
+            "${HTTPD_PID:-none}, bridge $BRIDGE, mounts under it)"
         return
     fi
     [[ -n "$HTTPD_PID" ]] && kill_wait "$HTTPD_PID" 2
