@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Podman and containerd drive mini-run end to end: scripts/engines-test.sh [MINI_RUN]
+# Podman, containerd and docker drive mini-run end to end: scripts/engines-test.sh [MINI_RUN]
 #
 # Installs the engines when they are missing (scripts/install-engines.sh), builds the
-# example rootfs if needed, then runs tests/engines/run.sh against MINI_RUN (default
-# build/mini-run, which scripts/test.sh builds) and, as a control, against crun: a scenario
-# that fails with both is an engine or machine problem, not a mini-run one. Only mini-run's
-# result decides the exit status. ENGINES_CONTROL=0 skips the control.
+# example rootfs if needed, then runs tests/engines/run.sh (podman, containerd) against
+# MINI_RUN (default build/mini-run, which scripts/test.sh builds) and, as a control, against
+# crun: a scenario that fails with both is an engine or machine problem, not a mini-run one.
+# Only mini-run's result decides that part's status. ENGINES_CONTROL=0 skips the control.
+#
+# Then tests/engines/docker.sh: one dockerd of the test's own runs every scenario with
+# mini-run and with runc and passes only when mini-run's results match runc's (runc is the
+# control there, in the same run). ENGINES_DOCKER=0 skips it.
 #
 # crun 1.8 refuses this machine's cgroup layout (v1 controllers plus a cgroup2 "unified"
 # mount: "cgroups in hybrid mode not supported"), so the control runs in a mount namespace
@@ -38,5 +42,11 @@ if [[ "${ENGINES_CONTROL:-1}" != 0 ]]; then
          exec tests/engines/run.sh --runtime "$1"' \
         control "$(command -v crun)" </dev/null ||
         echo "engines-test: the control had failures too: compare before blaming mini-run"
+fi
+
+if [[ "${ENGINES_DOCKER:-1}" != 0 ]]; then
+    echo
+    echo "engines-test: docker, mini-run against runc"
+    tests/engines/docker.sh --runtime "$MINI_RUN" </dev/null || status=1
 fi
 exit "$status"

@@ -6,7 +6,8 @@
 #   2. configures and builds everything into build/ (RelWithDebInfo, -Werror),
 #   3. builds the example rootfs (scripts/make-rootfs.sh),
 #   4. runs the unit and integration tests (ctest),
-#   4b. has podman and containerd drive build/mini-run (scripts/engines-test.sh; installs them),
+#   4b. has podman, containerd and docker drive build/mini-run (scripts/engines-test.sh;
+#       installs them; docker compares mini-run with runc),
 #   4c. runs runc's own integration suite against build/mini-run (scripts/runc-suite.sh: runc
 #       1.1.5's tests from Debian's source package; fails on a test not listed in
 #       tests/runc-suite/expected-failures),
@@ -100,7 +101,7 @@ step "build" cmake --build build -j "$JOBS"
 step "example rootfs" scripts/make-rootfs.sh
 step "unit and integration tests (ctest)" \
     ctest --test-dir build --output-on-failure --timeout 1200
-step "engines (podman, containerd)" scripts/engines-test.sh build/mini-run
+step "engines (podman, containerd, docker)" scripts/engines-test.sh build/mini-run
 step "runc's integration suite" scripts/runc-suite.sh --runtime build/mini-run
 step "configure build-asan/ (ASan, UBSan)" \
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMINIRUN_SANITIZE=ON -DMINIRUN_TESTS=ON \
