@@ -6,6 +6,7 @@
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "mount_options.hpp"
+#include "mountinfo.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,7 +19,10 @@
 #include <algorithm>
 #include <charconv>
 #include <csignal>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 
 namespace minirun {
 namespace runtime {
@@ -52,41 +56,132 @@ std::vector<pid_t> all_pids() {
     return pids;
 }
 
-pid_t parent_of(pid_t pid) {
+// A process's parent and start time, from one read of /proc/<pid>/stat, so that both
+// describe the same process.
+struct StatFields {
+    pid_t parent = 0;
+    uint64_t start_time = 0;
+};
+
+std::optional<StatFields> stat_fields(pid_t pid) {
     auto stat = fs::read_file(cat("/proc/", pid, "/stat"));
     if (!stat) {
-        return 0;
+        return std::nullopt;
     }
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    // "pid (comm) state ppid ... starttime(22) ...": comm may hold spaces and parentheses.
     size_t close = stat->rfind(')');
-    if (close == std::string::npos || close + 4 >= stat->size()) {
-        return 0;
+    if (close == std::string::npos || close + 2 >= stat->size()) {
+        return std::nullopt;
     }
-    std::string_view rest = std::string_view(*stat).substr(close + 4);
-    pid_t parent = 0;
-    std::from_chars(rest.data(), rest.data() + rest.size(), parent);
-    return parent;
+    std::vector<std::string_view> fields =
+        fs::split(std::string_view(*stat).substr(close + 2), ' ');
+    // fields[0] is field 3 (state), so field N is fields[N - 3].
+    constexpr size_t kParent = 4 - 3;
+    constexpr size_t kStartTime = 22 - 3;
+    if (fields.size() <= kStartTime || fields[0] == "Z" || fields[0] == "X" || fields[0] == "x") {
+        return std::nullopt;
+    }
+    StatFields out;
+    auto parse = [](std::string_view text, auto& value) {
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        return ec == std::errc() && end == text.data() + text.size();
+    };
+    if (!parse(fields[kParent], out.parent) || !parse(fields[kStartTime], out.start_time)) {
+        return std::nullopt;
+    }
+    return out;
 }
 
 long pidfd_open(pid_t pid) {
     return ::syscall(SYS_pidfd_open, pid, 0);
 }
 
+// True while the process of a pidfd has not exited: its pidfd turns readable at the exit.
+bool still_alive(const UniqueFd& pidfd) {
+    pollfd entry{pidfd.get(), POLLIN, 0};
+    int ready = 0;
+    do {
+        ready = ::poll(&entry, 1, 0);
+    } while (ready < 0 && errno == EINTR);
+    return ready == 0;
+}
+
 // A pidfd for the recorded init, or ESRCH if the pid is gone or was reused.
 Result<UniqueFd> open_init(const state::Record& record) {
-    UniqueFd pidfd(static_cast<int>(pidfd_open(record.pid)));
+    auto pidfd = open_process({record.pid, record.pid_start_time});
     if (!pidfd) {
-        return Error::from_errno("container not running");
-    }
-    // Checked after taking the pidfd: from here on it can only ever mean this process.
-    auto started = state::process_start_time(record.pid);
-    if (!started || *started != record.pid_start_time) {
         return Error(ESRCH, "container not running");
     }
     return pidfd;
 }
 
+// The processes that share the init's PID namespace (not the host's), by a scan of /proc.
+// Each one's namespace is read between two reads of its start time: when both agree, the
+// namespace was that very process's.
+void add_namespace_members(const state::Record& record, ino_t container_ns,
+                           std::vector<ProcessRef>& out) {
+    for (pid_t pid : all_pids()) {
+        if (pid == record.pid || pid_namespace_of(pid) != container_ns) {
+            continue;
+        }
+        auto before = stat_fields(pid);
+        if (before && pid_namespace_of(pid) == container_ns) {
+            if (auto after = stat_fields(pid); after && after->start_time == before->start_time) {
+                out.push_back({pid, before->start_time});
+            }
+        }
+    }
+}
+
+// The init's descendants, for a container in the host's PID namespace without cgroups: its
+// process tree is all there is to go by. /proc is read once, each process's parent and
+// start time from the same read.
+void add_descendants(const state::Record& record, std::vector<ProcessRef>& out) {
+    std::map<pid_t, StatFields> table;
+    for (pid_t pid : all_pids()) {
+        if (auto fields = stat_fields(pid)) {
+            table.emplace(pid, *fields);
+        }
+    }
+    std::set<pid_t> members = {record.pid};
+    for (size_t added = 1; added != 0;) {
+        added = 0;
+        for (const auto& [pid, fields] : table) {
+            if (!members.contains(pid) && members.contains(fields.parent)) {
+                members.insert(pid);
+                out.push_back({pid, fields.start_time});
+                ++added;
+            }
+        }
+    }
+}
+
 } // namespace
+
+Result<UniqueFd> open_process(const ProcessRef& process) {
+    if (process.pid <= 0) {
+        return Error(ESRCH, cat("no process ", process.pid));
+    }
+    UniqueFd pidfd(static_cast<int>(pidfd_open(process.pid)));
+    if (!pidfd) {
+        return Error::from_errno(cat("process ", process.pid));
+    }
+    // Checked after taking the pidfd: if the pid still has the start time now, the pidfd
+    // was taken on that very process, and from here on it can only ever mean it.
+    auto started = state::process_start_time(process.pid);
+    if (!started || *started != process.start_time) {
+        return Error(ESRCH, cat("process ", process.pid, " has exited (its pid is reused)"));
+    }
+    return pidfd;
+}
+
+Status signal_process(const ProcessRef& process, int signal) {
+    MR_ASSIGN(UniqueFd pidfd, open_process(process));
+    if (::syscall(SYS_pidfd_send_signal, pidfd.get(), signal, nullptr, 0) < 0) {
+        return Error::from_errno(cat("signal process ", process.pid));
+    }
+    return {};
+}
 
 Result<Opened> open_container(const std::string& root, const std::string& id, Access access) {
     MR_TRY(validate_container_id(id));
@@ -122,11 +217,13 @@ Status write_pid_file(const std::string& path, pid_t pid) {
     return {};
 }
 
-std::vector<pid_t> processes_of(const state::Record& record) {
-    std::vector<pid_t> pids;
-    bool init_alive = record.pid > 0 && state::process_start_time(record.pid).ok();
-    if (init_alive) {
-        pids.push_back(record.pid);
+std::vector<ProcessRef> processes_of(const state::Record& record) {
+    std::vector<ProcessRef> out;
+    // Only while the recorded pid still names the init: a reused pid is a stranger's, and
+    // so are its children and its namespace.
+    auto init = open_init(record);
+    if (init) {
+        out.push_back({record.pid, record.pid_start_time});
     }
     // The cgroups hold exactly the container's processes, whatever namespaces it shares,
     // and also those its init left behind when it died.
@@ -134,39 +231,31 @@ std::vector<pid_t> processes_of(const state::Record& record) {
         auto members = cgroup::Cgroup::from_paths(record.cgroup_paths).pids();
         if (members) {
             for (pid_t pid : *members) {
-                if (pid != record.pid) {
-                    pids.push_back(pid);
+                if (init && pid == record.pid) {
+                    continue;
+                }
+                if (auto start_time = state::process_start_time(pid)) {
+                    out.push_back({pid, *start_time});
                 }
             }
-            return pids;
+            return out;
         }
     }
-    if (!init_alive) {
-        return pids;
+    if (!init) {
+        return out;
     }
     ino_t container_ns = pid_namespace_of(record.pid);
-    bool own_namespace = container_ns != 0 && container_ns != pid_namespace_of(::getpid());
-    std::vector<pid_t> candidates = all_pids();
-    if (own_namespace) {
-        for (pid_t pid : candidates) {
-            if (pid != record.pid && pid_namespace_of(pid) == container_ns) {
-                pids.push_back(pid);
-            }
-        }
-        return pids;
+    if (container_ns != 0 && container_ns != pid_namespace_of(::getpid())) {
+        add_namespace_members(record, container_ns, out);
+    } else {
+        add_descendants(record, out);
     }
-    // Sharing the host's PID namespace, the container is the init's process tree.
-    for (size_t added = 1; added != 0;) {
-        added = 0;
-        for (pid_t pid : candidates) {
-            if (std::find(pids.begin(), pids.end(), pid) == pids.end() &&
-                std::find(pids.begin(), pids.end(), parent_of(pid)) != pids.end()) {
-                pids.push_back(pid);
-                ++added;
-            }
-        }
+    // What was read by pid above is the init's only if the init lived throughout: then no
+    // other process can have had its pid meanwhile.
+    if (!still_alive(*init)) {
+        return {};
     }
-    return pids;
+    return out;
 }
 
 Status signal_init(const state::Record& record, int signal) {
@@ -182,14 +271,18 @@ Status kill_all_and_wait(const state::Record& record) {
     if (!pidfd) {
         return {}; // already gone
     }
-    ::syscall(SYS_pidfd_send_signal, pidfd->get(), SIGKILL, nullptr, 0);
-    // In a cgroup shared with others, only the init is ours to end (its PID namespace, if
-    // it has one, takes its descendants along).
+    // Listed before the init dies: without cgroups or a PID namespace of its own, its
+    // children are found as its children, which they stop being when it is gone. In a
+    // cgroup shared with others, only the init is ours to end (its PID namespace, if it
+    // has one, takes its descendants along).
+    std::vector<ProcessRef> others;
     if (!record.cgroup_shared) {
-        for (pid_t pid : processes_of(record)) {
-            if (pid != record.pid) {
-                ::kill(pid, SIGKILL);
-            }
+        others = processes_of(record);
+    }
+    ::syscall(SYS_pidfd_send_signal, pidfd->get(), SIGKILL, nullptr, 0);
+    for (const ProcessRef& process : others) {
+        if (process.pid != record.pid) {
+            (void)signal_process(process, SIGKILL); // ESRCH: it exited meanwhile
         }
     }
     // A pidfd becomes readable when its process exits, even if we are not its parent.
@@ -245,10 +338,12 @@ Status kill_container(const std::string& root, const std::string& id, int signal
     bool alive =
         container.status != state::Status::stopped && container.status != state::Status::creating;
     if (all) {
-        // Also for a stopped container: whatever its init left behind is still its own.
-        for (pid_t pid : runtime::processes_of(container.record)) {
-            if (pid != container.record.pid) {
-                ::kill(pid, signal);
+        // Also for a stopped container: whatever its init left behind in its cgroups is still
+        // its own. Without cgroups a stopped container has nothing left to find (runc 1.1:
+        // "stopped and no cgroup" is success); the recorded pid is never used then.
+        for (const runtime::ProcessRef& process : runtime::processes_of(container.record)) {
+            if (process.pid != container.record.pid || !alive) {
+                (void)runtime::signal_process(process, signal); // ESRCH: exited meanwhile
             }
         }
         if (!alive) {
@@ -323,7 +418,11 @@ Result<std::string> list_containers_json(const std::string& root) {
 
 Result<std::vector<pid_t>> container_pids(const std::string& root, const std::string& id) {
     MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id, runtime::Access::read));
-    return runtime::processes_of(container.record);
+    std::vector<pid_t> pids;
+    for (const runtime::ProcessRef& process : runtime::processes_of(container.record)) {
+        pids.push_back(process.pid);
+    }
+    return pids;
 }
 
 std::string features_json() {
