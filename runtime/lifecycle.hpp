@@ -65,4 +65,10 @@ Status kill_all_and_wait(const state::Record& record);
 // hooks run (failures only warn), and the state directory goes.
 Status destroy(Opened& container, const spec::Spec& spec, bool force);
 
+// `delete --force` of a container whose state.json is damaged (`damage` says how): the
+// record comes from recovery.json, or, without a usable one, from the id and the saved
+// config; then destroy(). Whatever a damaged file names outside the cgroup hierarchies is
+// left alone.
+Status destroy_damaged(state::StateDir& dir, const Error& damage);
+
 } // namespace minirun::runtime

@@ -326,6 +326,105 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force) {
     return container.dir.remove();
 }
 
+namespace {
+
+// A directory strictly below one of the host's cgroup mounts, named without "." or "..":
+// the only kind a record of ours holds. A damaged file may say anything; nothing else it
+// names is ever killed in or removed.
+bool inside_a_hierarchy(const cgroup::Host& host, const std::string& dir) {
+    if (dir != fs::clean_path(dir)) {
+        return false;
+    }
+    return std::any_of(host.hierarchies.begin(), host.hierarchies.end(), [&](const auto& h) {
+        return dir.size() > h.mount_point.size() + 1 && dir.starts_with(h.mount_point) &&
+               dir[h.mount_point.size()] == '/';
+    });
+}
+
+bool cgroups_plausible(const state::Record& record) {
+    if (record.cgroup_paths.empty()) {
+        return true;
+    }
+    auto host = cgroup::detect_host();
+    return host &&
+           std::all_of(record.cgroup_paths.begin(), record.cgroup_paths.end(),
+                       [&](const auto& entry) { return inside_a_hierarchy(*host, entry.second); });
+}
+
+// Without recovery.json (a state directory of an older mini-run, or that file damaged too),
+// the cgroups are found the way create found them, from the id and the saved config, where
+// that is unambiguous: the default path is this container's alone; an explicit absolute one
+// may have been shared at create, so it is only removed if nothing is left in it. Relative
+// and systemd paths depended on the creator's cgroup and flags: not guessed.
+state::Record record_from_config(const state::StateDir& dir, const spec::Spec* spec) {
+    state::Record record;
+    record.id = dir.id();
+    if (spec == nullptr) {
+        log::warning(cat("container ", quoted(dir.id()),
+                         ": no readable config.json either: its cgroups cannot be found"));
+        return record;
+    }
+    record.oci_version = spec->oci_version;
+    record.annotations = spec->annotations;
+    const std::string& path = spec->linux.cgroups_path;
+    if (::geteuid() != 0) {
+        return record; // created without cgroups of its own
+    }
+    if (!path.empty() && !path.starts_with('/')) {
+        log::warning(cat("container ", quoted(dir.id()), ": linux.cgroupsPath ", quoted(path),
+                         " is relative to its creator's cgroup: its cgroups are left alone"));
+        return record;
+    }
+    auto host = cgroup::detect_host();
+    auto relative = cgroup::resolve_path(path, dir.id(), false, "/");
+    if (!host || !relative) {
+        return record;
+    }
+    record.cgroup_paths = cgroup::Cgroup::for_path(*host, *relative).paths();
+    record.cgroup_shared = !path.empty();
+    if (record.cgroup_shared) {
+        log::warning(cat("container ", quoted(dir.id()), ": linux.cgroupsPath ", quoted(path),
+                         " may be shared with others: removed only if nothing is left in it"));
+    }
+    return record;
+}
+
+} // namespace
+
+Status destroy_damaged(state::StateDir& dir, const Error& damage) {
+    log::warning(cat(damage.message(), "; deleting the container from what else is recorded"));
+    auto spec = saved_spec(dir);
+    state::Record record;
+    bool complete = false; // bundle and all: the poststop hooks can be given the state
+    if (auto saved = dir.load_recovery(); saved && cgroups_plausible(*saved)) {
+        record = std::move(*saved);
+        complete = true;
+    } else {
+        if (!saved && saved.error().errno_value() != ENOENT) {
+            log::warning(saved.error().message());
+        } else if (saved) {
+            log::warning(cat("container ", quoted(dir.id()),
+                             ": recovery.json names cgroups outside the cgroup hierarchies"));
+        }
+        record = record_from_config(dir, spec ? &*spec : nullptr);
+    }
+    // Whether it was paused is not known: frozen processes would not act on SIGKILL.
+    auto cgroup = cgroup::Cgroup::from_paths(record.cgroup_paths);
+    if (auto frozen = cgroup.frozen(); frozen && *frozen) {
+        MR_TRY_WRAP(cgroup.thaw(), cat("delete container ", quoted(dir.id())));
+    }
+    spec::Spec hooks;
+    if (complete && spec) {
+        hooks = *spec;
+    } else if (spec && !spec->hooks.poststop.empty()) {
+        log::warning(cat("container ", quoted(dir.id()),
+                         ": poststop hooks not run: its bundle is not known"));
+    }
+    Opened container{std::move(dir), std::move(record), state::Status::stopped};
+    container.status = container.dir.status_of(container.record);
+    return destroy(container, hooks, true);
+}
+
 } // namespace runtime
 
 Result<std::string> container_state(const std::string& root, const std::string& id) {
@@ -358,19 +457,32 @@ Status kill_container(const std::string& root, const std::string& id, int signal
 }
 
 Status delete_container(const std::string& root, const std::string& id, bool force) {
-    auto container = runtime::open_container(root, id);
-    if (!container) {
+    MR_TRY(validate_container_id(id));
+    auto dir = state::StateDir::open(root, id);
+    if (!dir) {
         // runc and crun: --force on an unknown container succeeds.
-        if (force && container.error().errno_value() == ENOENT) {
-            if (auto dir = state::StateDir::open(root, id)) {
-                (void)dir->remove(); // a create that died before writing its state
-            }
-            return {};
-        }
-        return container.error();
+        return force && dir.error().errno_value() == ENOENT ? Status() : Status(dir.error());
     }
-    auto spec = runtime::saved_spec(container->dir);
-    return runtime::destroy(*container, spec ? *spec : spec::Spec{}, force);
+    MR_TRY(dir->lock());
+    auto record = dir->load();
+    if (!record) {
+        int failure = record.error().errno_value();
+        if (force && failure == ENOENT) {
+            return dir->remove(); // a create that died before writing its state
+        }
+        if (force && failure == state::kCorrupt) {
+            return runtime::destroy_damaged(*dir, record.error());
+        }
+        if (failure == state::kCorrupt) {
+            return record.error().wrap(
+                cat("cannot delete container ", quoted(id), " (use --force)"));
+        }
+        return record.error();
+    }
+    runtime::Opened container{std::move(*dir), std::move(*record), state::Status::stopped};
+    container.status = container.dir.status_of(container.record);
+    auto spec = runtime::saved_spec(container.dir);
+    return runtime::destroy(container, spec ? *spec : spec::Spec{}, force);
 }
 
 Result<spec::Process> container_process(const std::string& root, const std::string& id) {
@@ -392,7 +504,12 @@ Result<std::vector<ContainerSummary>> list_containers(const std::string& root) {
         }
         auto record = dir->load();
         if (!record) {
-            continue; // being created or deleted right now
+            // Listed, so that it is seen and can be deleted; the reason goes to stderr.
+            if (record.error().errno_value() == state::kCorrupt) {
+                log::warning(record.error().message());
+                out.push_back({id, 0, "corrupt", "", "", ""});
+            }
+            continue; // otherwise being created or deleted right now
         }
         state::Status status = dir->status_of(*record);
         out.push_back({id, status == state::Status::stopped ? 0 : record->pid,
@@ -411,6 +528,9 @@ Result<std::string> list_containers_json(const std::string& root) {
         if (record) {
             out += out.size() > 1 ? "," : "";
             out += state::list_entry_json(*record, dir->status_of(*record));
+        } else if (record.error().errno_value() == state::kCorrupt) {
+            // No state object can be made of it; engines parse every entry as one.
+            log::warning(record.error().message());
         }
     }
     return out + "]";

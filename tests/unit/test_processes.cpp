@@ -1,6 +1,6 @@
-// Finding and signalling a container's processes when its init's pid may have been reused.
-// Without root: the containers here have no cgroups, and their "init" is a process this
-// test forks.
+// Finding and signalling a container's processes when its init's pid may have been reused,
+// and `delete --force` of a container whose state.json is damaged. Without root: the
+// containers here have no cgroups, and their "init" is a process this test forks.
 #include "lifecycle.hpp"
 #include "minirun/runtime.hpp"
 #include "minirun/state.hpp"
@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -136,6 +138,11 @@ std::vector<pid_t> pids_of(const std::vector<ProcessRef>& processes) {
     return out;
 }
 
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 } // namespace
 
 TEST_CASE("signal_process: a pid whose start time differs is never signalled", "[processes]") {
@@ -215,4 +222,82 @@ TEST_CASE("kill --all of a live container without cgroups reaches the init's des
     CHECK(family.child_exits());
     int status = family.reap();
     CHECK(WIFSIGNALED(status));
+}
+
+TEST_CASE("delete of a damaged state.json: refused without --force; with it, the init in "
+          "recovery.json ends and the directory goes",
+          "[processes]") {
+    TempDir tmp;
+    TempDir outside;
+    const std::string precious = outside.path() + "/precious";
+    std::ofstream(precious) << "not to be touched\n";
+    Family family;
+    std::string path = tmp.path() + "/box/state.json";
+    {
+        auto dir = StateDir::create(tmp.path(), "box");
+        REQUIRE(dir.ok());
+        Record record = record_for(family.parent(), family.parent_start());
+        REQUIRE(dir->save(record).ok());
+        REQUIRE(dir->save_recovery(record).ok());
+    }
+    const std::string damage =
+        GENERATE(as<std::string>{}, "empty", "truncated", "garbage", "symlink");
+    INFO("state.json: " << damage);
+    std::string good = slurp(path);
+    REQUIRE(::unlink(path.c_str()) == 0);
+    if (damage == "symlink") {
+        REQUIRE(::symlink(precious.c_str(), path.c_str()) == 0);
+    } else {
+        std::ofstream out(path, std::ios::binary);
+        if (damage == "truncated") {
+            out << good.substr(0, good.size() / 2);
+        } else if (damage == "garbage") {
+            const char garbage[] = "\x7f"
+                                   "ELF\0\xff\xfe binary garbage";
+            out.write(garbage, sizeof(garbage) - 1);
+        }
+    }
+
+    auto state = container_state(tmp.path(), "box");
+    REQUIRE_FALSE(state.ok());
+    CHECK(state.error().errno_value() == state::kCorrupt);
+    CHECK_THAT(state.error().message(), Catch::Contains("corrupt state") && Catch::Contains(path));
+
+    auto refused = delete_container(tmp.path(), "box", false);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message(),
+               Catch::Contains("corrupt state") && Catch::Contains("--force"));
+    CHECK(family.parent_alive());
+    CHECK(stdfs::exists(tmp.path() + "/box"));
+
+    REQUIRE(delete_container(tmp.path(), "box", true).ok());
+    CHECK_FALSE(stdfs::exists(tmp.path() + "/box"));
+    int status = family.reap();
+    CHECK(WIFSIGNALED(status));
+    CHECK(family.child_exits());
+    CHECK(slurp(precious) == "not to be touched\n");
+    CHECK(stdfs::is_regular_file(stdfs::symlink_status(precious)));
+}
+
+TEST_CASE("list: a damaged state shows as corrupt, the others as they are", "[processes]") {
+    TempDir tmp;
+    Family family;
+    for (const char* id : {"bad", "good"}) {
+        auto dir = StateDir::create(tmp.path(), id);
+        REQUIRE(dir.ok());
+        Record record = record_for(family.parent(), family.parent_start());
+        record.id = id;
+        REQUIRE(dir->save(record).ok());
+    }
+    std::ofstream(tmp.path() + "/bad/state.json", std::ios::trunc) << "{\"ociVersion\": \"1.";
+    auto listed = list_containers(tmp.path());
+    REQUIRE(listed.ok());
+    REQUIRE(listed->size() == 2);
+    CHECK((*listed)[0].id == "bad");
+    CHECK((*listed)[0].status == "corrupt");
+    CHECK((*listed)[1].id == "good");
+    CHECK((*listed)[1].status == "running");
+    auto json = list_containers_json(tmp.path());
+    REQUIRE(json.ok());
+    CHECK_THAT(*json, Catch::Contains(R"("id":"good")") && !Catch::Contains("bad"));
 }
