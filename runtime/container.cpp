@@ -308,10 +308,14 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     record.annotations = plan.spec.annotations;
 
     // 3. The cgroups, recorded before they are made, so that a delete after a crash from
-    //    here on still finds and removes them (cgroup.cpp).
+    //    here on still finds and removes them (cgroup.cpp); in recovery.json too, for a
+    //    delete --force after state.json was damaged.
     MR_ASSIGN(runtime::cgroup::Cgroup cgroup, make_cgroup(plan, options));
     record.cgroup_paths = cgroup.paths();
     MR_TRY(created.dir.save(record));
+    if (!cgroup.empty()) {
+        MR_TRY(created.dir.save_recovery(record));
+    }
     // create() refuses a cgroup already in use, without touching it: only once it
     // succeeded are the directories ours to remove again.
     auto made = cgroup.create();
@@ -325,6 +329,7 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
         log::warning(cat("container's cgroup is not empty: ", sharing, " process(es) found"));
         record.cgroup_shared = true;
         MR_TRY(created.dir.save(record));
+        MR_TRY(created.dir.save_recovery(record));
         pending_cgroup.commit(); // not ours to remove
     }
     MR_TRY(limit_cgroup(plan, cgroup));
@@ -405,6 +410,11 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     // 7. Record the init, hand over the terminal, write the pid file.
     MR_ASSIGN(record.pid_start_time, state::process_start_time(record.pid));
     MR_TRY(created.dir.save(record));
+    // Cgroups of its own hold the init, and recovery.json has them already; otherwise the
+    // init is found only by its pid and start time, which recovery.json then needs too.
+    if (cgroup.empty() || record.cgroup_shared) {
+        MR_TRY(created.dir.save_recovery(record));
+    }
     if (!options.console_socket.empty()) {
         MR_TRY(runtime::terminal::send_to_console_socket(options.console_socket, // terminal.cpp
                                                          created.console_master.get()));

@@ -2,11 +2,13 @@
 #pragma once
 
 #include "minirun/error.hpp"
+#include "minirun/fd.hpp"
 #include "minirun/spec.hpp"
 #include "minirun/state.hpp"
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,9 +33,26 @@ Result<spec::Spec> saved_spec(const state::StateDir& dir);
 // written.
 Status write_pid_file(const std::string& path, pid_t pid);
 
-// Host pids of the container's processes, the init first: every process in the init's
-// PID namespace when it has its own, otherwise the init and its descendants.
-std::vector<pid_t> processes_of(const state::Record& record);
+// A process named in a way the kernel does not reuse: its pid together with its start
+// time (field 22 of /proc/<pid>/stat). A pid alone may name another process by the time it
+// is used.
+struct ProcessRef {
+    pid_t pid = 0;
+    uint64_t start_time = 0;
+};
+
+// A pidfd for `process`, taken before its start time is checked: when the check passes,
+// the pidfd means that very process for good. ESRCH when it exited or its pid was reused.
+Result<UniqueFd> open_process(const ProcessRef& process);
+// `signal` through open_process(): it never reaches a process that got the pid later.
+Status signal_process(const ProcessRef& process, int signal);
+
+// The container's processes (host pids), the init first: the init only while its pid
+// still has the recorded start time; then everything in the container's cgroups, or
+// without cgroups every process in the init's PID namespace when it has its own,
+// otherwise the init's descendants. With the init gone and no cgroups: none, since
+// whatever now has its pid, and that process's children, are strangers.
+std::vector<ProcessRef> processes_of(const state::Record& record);
 
 // Sends `signal` to the init through a pidfd taken after checking the recorded start
 // time, so a recycled pid is never signalled.
@@ -45,5 +64,11 @@ Status kill_all_and_wait(const state::Record& record);
 // The end of `delete`: the container must be stopped (or `force` stops it), poststop
 // hooks run (failures only warn), and the state directory goes.
 Status destroy(Opened& container, const spec::Spec& spec, bool force);
+
+// `delete --force` of a container whose state.json is damaged (`damage` says how): the
+// record comes from recovery.json, or, without a usable one, from the id and the saved
+// config; then destroy(). Whatever a damaged file names outside the cgroup hierarchies is
+// left alone.
+Status destroy_damaged(state::StateDir& dir, const Error& damage);
 
 } // namespace minirun::runtime

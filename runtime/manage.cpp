@@ -6,6 +6,7 @@
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "mount_options.hpp"
+#include "mountinfo.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,7 +19,10 @@
 #include <algorithm>
 #include <charconv>
 #include <csignal>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 
 namespace minirun {
 namespace runtime {
@@ -52,41 +56,132 @@ std::vector<pid_t> all_pids() {
     return pids;
 }
 
-pid_t parent_of(pid_t pid) {
+// A process's parent and start time, from one read of /proc/<pid>/stat, so that both
+// describe the same process.
+struct StatFields {
+    pid_t parent = 0;
+    uint64_t start_time = 0;
+};
+
+std::optional<StatFields> stat_fields(pid_t pid) {
     auto stat = fs::read_file(cat("/proc/", pid, "/stat"));
     if (!stat) {
-        return 0;
+        return std::nullopt;
     }
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    // "pid (comm) state ppid ... starttime(22) ...": comm may hold spaces and parentheses.
     size_t close = stat->rfind(')');
-    if (close == std::string::npos || close + 4 >= stat->size()) {
-        return 0;
+    if (close == std::string::npos || close + 2 >= stat->size()) {
+        return std::nullopt;
     }
-    std::string_view rest = std::string_view(*stat).substr(close + 4);
-    pid_t parent = 0;
-    std::from_chars(rest.data(), rest.data() + rest.size(), parent);
-    return parent;
+    std::vector<std::string_view> fields =
+        fs::split(std::string_view(*stat).substr(close + 2), ' ');
+    // fields[0] is field 3 (state), so field N is fields[N - 3].
+    constexpr size_t kParent = 4 - 3;
+    constexpr size_t kStartTime = 22 - 3;
+    if (fields.size() <= kStartTime || fields[0] == "Z" || fields[0] == "X" || fields[0] == "x") {
+        return std::nullopt;
+    }
+    StatFields out;
+    auto parse = [](std::string_view text, auto& value) {
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        return ec == std::errc() && end == text.data() + text.size();
+    };
+    if (!parse(fields[kParent], out.parent) || !parse(fields[kStartTime], out.start_time)) {
+        return std::nullopt;
+    }
+    return out;
 }
 
 long pidfd_open(pid_t pid) {
     return ::syscall(SYS_pidfd_open, pid, 0);
 }
 
+// True while the process of a pidfd has not exited: its pidfd turns readable at the exit.
+bool still_alive(const UniqueFd& pidfd) {
+    pollfd entry{pidfd.get(), POLLIN, 0};
+    int ready = 0;
+    do {
+        ready = ::poll(&entry, 1, 0);
+    } while (ready < 0 && errno == EINTR);
+    return ready == 0;
+}
+
 // A pidfd for the recorded init, or ESRCH if the pid is gone or was reused.
 Result<UniqueFd> open_init(const state::Record& record) {
-    UniqueFd pidfd(static_cast<int>(pidfd_open(record.pid)));
+    auto pidfd = open_process({record.pid, record.pid_start_time});
     if (!pidfd) {
-        return Error::from_errno("container not running");
-    }
-    // Checked after taking the pidfd: from here on it can only ever mean this process.
-    auto started = state::process_start_time(record.pid);
-    if (!started || *started != record.pid_start_time) {
         return Error(ESRCH, "container not running");
     }
     return pidfd;
 }
 
+// The processes that share the init's PID namespace (not the host's), by a scan of /proc.
+// Each one's namespace is read between two reads of its start time: when both agree, the
+// namespace was that very process's.
+void add_namespace_members(const state::Record& record, ino_t container_ns,
+                           std::vector<ProcessRef>& out) {
+    for (pid_t pid : all_pids()) {
+        if (pid == record.pid || pid_namespace_of(pid) != container_ns) {
+            continue;
+        }
+        auto before = stat_fields(pid);
+        if (before && pid_namespace_of(pid) == container_ns) {
+            if (auto after = stat_fields(pid); after && after->start_time == before->start_time) {
+                out.push_back({pid, before->start_time});
+            }
+        }
+    }
+}
+
+// The init's descendants, for a container in the host's PID namespace without cgroups: its
+// process tree is all there is to go by. /proc is read once, each process's parent and
+// start time from the same read.
+void add_descendants(const state::Record& record, std::vector<ProcessRef>& out) {
+    std::map<pid_t, StatFields> table;
+    for (pid_t pid : all_pids()) {
+        if (auto fields = stat_fields(pid)) {
+            table.emplace(pid, *fields);
+        }
+    }
+    std::set<pid_t> members = {record.pid};
+    for (size_t added = 1; added != 0;) {
+        added = 0;
+        for (const auto& [pid, fields] : table) {
+            if (!members.contains(pid) && members.contains(fields.parent)) {
+                members.insert(pid);
+                out.push_back({pid, fields.start_time});
+                ++added;
+            }
+        }
+    }
+}
+
 } // namespace
+
+Result<UniqueFd> open_process(const ProcessRef& process) {
+    if (process.pid <= 0) {
+        return Error(ESRCH, cat("no process ", process.pid));
+    }
+    UniqueFd pidfd(static_cast<int>(pidfd_open(process.pid)));
+    if (!pidfd) {
+        return Error::from_errno(cat("process ", process.pid));
+    }
+    // Checked after taking the pidfd: if the pid still has the start time now, the pidfd
+    // was taken on that very process, and from here on it can only ever mean it.
+    auto started = state::process_start_time(process.pid);
+    if (!started || *started != process.start_time) {
+        return Error(ESRCH, cat("process ", process.pid, " has exited (its pid is reused)"));
+    }
+    return pidfd;
+}
+
+Status signal_process(const ProcessRef& process, int signal) {
+    MR_ASSIGN(UniqueFd pidfd, open_process(process));
+    if (::syscall(SYS_pidfd_send_signal, pidfd.get(), signal, nullptr, 0) < 0) {
+        return Error::from_errno(cat("signal process ", process.pid));
+    }
+    return {};
+}
 
 Result<Opened> open_container(const std::string& root, const std::string& id, Access access) {
     MR_TRY(validate_container_id(id));
@@ -122,11 +217,13 @@ Status write_pid_file(const std::string& path, pid_t pid) {
     return {};
 }
 
-std::vector<pid_t> processes_of(const state::Record& record) {
-    std::vector<pid_t> pids;
-    bool init_alive = record.pid > 0 && state::process_start_time(record.pid).ok();
-    if (init_alive) {
-        pids.push_back(record.pid);
+std::vector<ProcessRef> processes_of(const state::Record& record) {
+    std::vector<ProcessRef> out;
+    // Only while the recorded pid still names the init: a reused pid is a stranger's, and
+    // so are its children and its namespace.
+    auto init = open_init(record);
+    if (init) {
+        out.push_back({record.pid, record.pid_start_time});
     }
     // The cgroups hold exactly the container's processes, whatever namespaces it shares,
     // and also those its init left behind when it died.
@@ -134,39 +231,31 @@ std::vector<pid_t> processes_of(const state::Record& record) {
         auto members = cgroup::Cgroup::from_paths(record.cgroup_paths).pids();
         if (members) {
             for (pid_t pid : *members) {
-                if (pid != record.pid) {
-                    pids.push_back(pid);
+                if (init && pid == record.pid) {
+                    continue;
+                }
+                if (auto start_time = state::process_start_time(pid)) {
+                    out.push_back({pid, *start_time});
                 }
             }
-            return pids;
+            return out;
         }
     }
-    if (!init_alive) {
-        return pids;
+    if (!init) {
+        return out;
     }
     ino_t container_ns = pid_namespace_of(record.pid);
-    bool own_namespace = container_ns != 0 && container_ns != pid_namespace_of(::getpid());
-    std::vector<pid_t> candidates = all_pids();
-    if (own_namespace) {
-        for (pid_t pid : candidates) {
-            if (pid != record.pid && pid_namespace_of(pid) == container_ns) {
-                pids.push_back(pid);
-            }
-        }
-        return pids;
+    if (container_ns != 0 && container_ns != pid_namespace_of(::getpid())) {
+        add_namespace_members(record, container_ns, out);
+    } else {
+        add_descendants(record, out);
     }
-    // Sharing the host's PID namespace, the container is the init's process tree.
-    for (size_t added = 1; added != 0;) {
-        added = 0;
-        for (pid_t pid : candidates) {
-            if (std::find(pids.begin(), pids.end(), pid) == pids.end() &&
-                std::find(pids.begin(), pids.end(), parent_of(pid)) != pids.end()) {
-                pids.push_back(pid);
-                ++added;
-            }
-        }
+    // What was read by pid above is the init's only if the init lived throughout: then no
+    // other process can have had its pid meanwhile.
+    if (!still_alive(*init)) {
+        return {};
     }
-    return pids;
+    return out;
 }
 
 Status signal_init(const state::Record& record, int signal) {
@@ -182,14 +271,18 @@ Status kill_all_and_wait(const state::Record& record) {
     if (!pidfd) {
         return {}; // already gone
     }
-    ::syscall(SYS_pidfd_send_signal, pidfd->get(), SIGKILL, nullptr, 0);
-    // In a cgroup shared with others, only the init is ours to end (its PID namespace, if
-    // it has one, takes its descendants along).
+    // Listed before the init dies: without cgroups or a PID namespace of its own, its
+    // children are found as its children, which they stop being when it is gone. In a
+    // cgroup shared with others, only the init is ours to end (its PID namespace, if it
+    // has one, takes its descendants along).
+    std::vector<ProcessRef> others;
     if (!record.cgroup_shared) {
-        for (pid_t pid : processes_of(record)) {
-            if (pid != record.pid) {
-                ::kill(pid, SIGKILL);
-            }
+        others = processes_of(record);
+    }
+    ::syscall(SYS_pidfd_send_signal, pidfd->get(), SIGKILL, nullptr, 0);
+    for (const ProcessRef& process : others) {
+        if (process.pid != record.pid) {
+            (void)signal_process(process, SIGKILL); // ESRCH: it exited meanwhile
         }
     }
     // A pidfd becomes readable when its process exits, even if we are not its parent.
@@ -231,6 +324,105 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force) {
     return container.dir.remove();
 }
 
+namespace {
+
+// A directory strictly below one of the host's cgroup mounts, named without "." or "..":
+// the only kind a record of ours holds. A damaged file may say anything; nothing else it
+// names is ever killed in or removed.
+bool inside_a_hierarchy(const cgroup::Host& host, const std::string& dir) {
+    if (dir != fs::clean_path(dir)) {
+        return false;
+    }
+    return std::any_of(host.hierarchies.begin(), host.hierarchies.end(), [&](const auto& h) {
+        return dir.size() > h.mount_point.size() + 1 && dir.starts_with(h.mount_point) &&
+               dir[h.mount_point.size()] == '/';
+    });
+}
+
+bool cgroups_plausible(const state::Record& record) {
+    if (record.cgroup_paths.empty()) {
+        return true;
+    }
+    auto host = cgroup::detect_host();
+    return host &&
+           std::all_of(record.cgroup_paths.begin(), record.cgroup_paths.end(),
+                       [&](const auto& entry) { return inside_a_hierarchy(*host, entry.second); });
+}
+
+// Without recovery.json (a state directory of an older mini-run, or that file damaged too),
+// the cgroups are found the way create found them, from the id and the saved config, where
+// that is unambiguous: the default path is this container's alone; an explicit absolute one
+// may have been shared at create, so it is only removed if nothing is left in it. Relative
+// and systemd paths depended on the creator's cgroup and flags: not guessed.
+state::Record record_from_config(const state::StateDir& dir, const spec::Spec* spec) {
+    state::Record record;
+    record.id = dir.id();
+    if (spec == nullptr) {
+        log::warning(cat("container ", quoted(dir.id()),
+                         ": no readable config.json either: its cgroups cannot be found"));
+        return record;
+    }
+    record.oci_version = spec->oci_version;
+    record.annotations = spec->annotations;
+    const std::string& path = spec->linux.cgroups_path;
+    if (::geteuid() != 0) {
+        return record; // created without cgroups of its own
+    }
+    if (!path.empty() && !path.starts_with('/')) {
+        log::warning(cat("container ", quoted(dir.id()), ": linux.cgroupsPath ", quoted(path),
+                         " is relative to its creator's cgroup: its cgroups are left alone"));
+        return record;
+    }
+    auto host = cgroup::detect_host();
+    auto relative = cgroup::resolve_path(path, dir.id(), false, "/");
+    if (!host || !relative) {
+        return record;
+    }
+    record.cgroup_paths = cgroup::Cgroup::for_path(*host, *relative).paths();
+    record.cgroup_shared = !path.empty();
+    if (record.cgroup_shared) {
+        log::warning(cat("container ", quoted(dir.id()), ": linux.cgroupsPath ", quoted(path),
+                         " may be shared with others: removed only if nothing is left in it"));
+    }
+    return record;
+}
+
+} // namespace
+
+Status destroy_damaged(state::StateDir& dir, const Error& damage) {
+    log::warning(cat(damage.message(), "; deleting the container from what else is recorded"));
+    auto spec = saved_spec(dir);
+    state::Record record;
+    bool complete = false; // bundle and all: the poststop hooks can be given the state
+    if (auto saved = dir.load_recovery(); saved && cgroups_plausible(*saved)) {
+        record = std::move(*saved);
+        complete = true;
+    } else {
+        if (!saved && saved.error().errno_value() != ENOENT) {
+            log::warning(saved.error().message());
+        } else if (saved) {
+            log::warning(cat("container ", quoted(dir.id()),
+                             ": recovery.json names cgroups outside the cgroup hierarchies"));
+        }
+        record = record_from_config(dir, spec ? &*spec : nullptr);
+    }
+    // Whether it was paused is not known: frozen processes would not act on SIGKILL.
+    auto cgroup = cgroup::Cgroup::from_paths(record.cgroup_paths);
+    if (auto frozen = cgroup.frozen(); frozen && *frozen) {
+        MR_TRY_WRAP(cgroup.thaw(), cat("delete container ", quoted(dir.id())));
+    }
+    spec::Spec hooks;
+    if (complete && spec) {
+        hooks = *spec;
+    } else if (spec && !spec->hooks.poststop.empty()) {
+        log::warning(cat("container ", quoted(dir.id()),
+                         ": poststop hooks not run: its bundle is not known"));
+    }
+    Opened container{std::move(dir), std::move(record), state::Status::stopped};
+    container.status = container.dir.status_of(container.record);
+    return destroy(container, hooks, true);
+}
+
 } // namespace runtime
 
 Result<std::string> container_state(const std::string& root, const std::string& id) {
@@ -243,10 +435,12 @@ Status kill_container(const std::string& root, const std::string& id, int signal
     bool alive =
         container.status != state::Status::stopped && container.status != state::Status::creating;
     if (all) {
-        // Also for a stopped container: whatever its init left behind is still its own.
-        for (pid_t pid : runtime::processes_of(container.record)) {
-            if (pid != container.record.pid) {
-                ::kill(pid, signal);
+        // Also for a stopped container: whatever its init left behind in its cgroups is still
+        // its own. Without cgroups a stopped container has nothing left to find (runc 1.1:
+        // "stopped and no cgroup" is success); the recorded pid is never used then.
+        for (const runtime::ProcessRef& process : runtime::processes_of(container.record)) {
+            if (process.pid != container.record.pid || !alive) {
+                (void)runtime::signal_process(process, signal); // ESRCH: exited meanwhile
             }
         }
         if (!alive) {
@@ -261,19 +455,32 @@ Status kill_container(const std::string& root, const std::string& id, int signal
 }
 
 Status delete_container(const std::string& root, const std::string& id, bool force) {
-    auto container = runtime::open_container(root, id);
-    if (!container) {
+    MR_TRY(validate_container_id(id));
+    auto dir = state::StateDir::open(root, id);
+    if (!dir) {
         // runc and crun: --force on an unknown container succeeds.
-        if (force && container.error().errno_value() == ENOENT) {
-            if (auto dir = state::StateDir::open(root, id)) {
-                (void)dir->remove(); // a create that died before writing its state
-            }
-            return {};
-        }
-        return container.error();
+        return force && dir.error().errno_value() == ENOENT ? Status() : Status(dir.error());
     }
-    auto spec = runtime::saved_spec(container->dir);
-    return runtime::destroy(*container, spec ? *spec : spec::Spec{}, force);
+    MR_TRY(dir->lock());
+    auto record = dir->load();
+    if (!record) {
+        int failure = record.error().errno_value();
+        if (force && failure == ENOENT) {
+            return dir->remove(); // a create that died before writing its state
+        }
+        if (force && failure == state::kCorrupt) {
+            return runtime::destroy_damaged(*dir, record.error());
+        }
+        if (failure == state::kCorrupt) {
+            return record.error().wrap(
+                cat("cannot delete container ", quoted(id), " (use --force)"));
+        }
+        return record.error();
+    }
+    runtime::Opened container{std::move(*dir), std::move(*record), state::Status::stopped};
+    container.status = container.dir.status_of(container.record);
+    auto spec = runtime::saved_spec(container.dir);
+    return runtime::destroy(container, spec ? *spec : spec::Spec{}, force);
 }
 
 Result<spec::Process> container_process(const std::string& root, const std::string& id) {
@@ -295,7 +502,12 @@ Result<std::vector<ContainerSummary>> list_containers(const std::string& root) {
         }
         auto record = dir->load();
         if (!record) {
-            continue; // being created or deleted right now
+            // Listed, so that it is seen and can be deleted; the reason goes to stderr.
+            if (record.error().errno_value() == state::kCorrupt) {
+                log::warning(record.error().message());
+                out.push_back({id, 0, "corrupt", "", "", ""});
+            }
+            continue; // otherwise being created or deleted right now
         }
         state::Status status = dir->status_of(*record);
         out.push_back({id, status == state::Status::stopped ? 0 : record->pid,
@@ -314,6 +526,9 @@ Result<std::string> list_containers_json(const std::string& root) {
         if (record) {
             out += out.size() > 1 ? "," : "";
             out += state::list_entry_json(*record, dir->status_of(*record));
+        } else if (record.error().errno_value() == state::kCorrupt) {
+            // No state object can be made of it; engines parse every entry as one.
+            log::warning(record.error().message());
         }
     }
     return out + "]";
@@ -321,7 +536,11 @@ Result<std::string> list_containers_json(const std::string& root) {
 
 Result<std::vector<pid_t>> container_pids(const std::string& root, const std::string& id) {
     MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id, runtime::Access::read));
-    return runtime::processes_of(container.record);
+    std::vector<pid_t> pids;
+    for (const runtime::ProcessRef& process : runtime::processes_of(container.record)) {
+        pids.push_back(process.pid);
+    }
+    return pids;
 }
 
 std::string features_json() {

@@ -12,11 +12,9 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <filesystem>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <system_error>
 #include <vector>
 
 namespace minirun::state {
@@ -27,6 +25,8 @@ constexpr const char* kStateTemp = "state.json.tmp";
 constexpr const char* kConfigFile = "config.json";
 constexpr const char* kConfigTemp = "config.json.tmp";
 constexpr const char* kFifoName = "exec.fifo";
+constexpr const char* kRecoveryFile = "recovery.json";
+constexpr const char* kRecoveryTemp = "recovery.json.tmp";
 
 Error does_not_exist(const std::string& id) {
     return Error(ENOENT, cat("container ", quoted(id), " does not exist"));
@@ -108,10 +108,31 @@ minirun::Status replace_file(int dir_fd, const std::string& dir_path, const char
     return written;
 }
 
+// Bigger than any state or config this runtime writes; a file beyond it was not written by
+// us, and reading it whole would only waste memory.
+constexpr off_t kMaxFileSize = off_t{16} << 20;
+
+// The content of `name` in the directory. Never through a symlink (O_NOFOLLOW: ELOOP), and
+// never blocking on a fifo (O_NONBLOCK), which no file of ours is: such entries are not
+// files this runtime wrote, reported with kCorrupt and the reason alone, for the caller
+// to put in context. Other failures are ordinary errors naming `path`.
 Result<std::string> read_at(int dir_fd, const char* name, const std::string& path) {
-    UniqueFd fd(::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd fd(::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (!fd) {
+        if (errno == ELOOP) {
+            return Error(kCorrupt, "it is a symlink (not followed)");
+        }
         return Error::from_errno(cat("open ", path));
+    }
+    struct stat info {};
+    if (::fstat(fd.get(), &info) < 0) {
+        return Error::from_errno(cat("stat ", path));
+    }
+    if (!S_ISREG(info.st_mode)) {
+        return Error(kCorrupt, "it is not a regular file");
+    }
+    if (info.st_size > kMaxFileSize) {
+        return Error(kCorrupt, cat("it is larger than ", kMaxFileSize >> 20, " MiB"));
     }
     std::string content;
     std::array<char, 8192> buffer{};
@@ -127,6 +148,9 @@ Result<std::string> read_at(int dir_fd, const char* name, const std::string& pat
             return content;
         }
         content.append(buffer.data(), static_cast<size_t>(got));
+        if (static_cast<off_t>(content.size()) > kMaxFileSize) {
+            return Error(kCorrupt, cat("it is larger than ", kMaxFileSize >> 20, " MiB"));
+        }
     }
 }
 
@@ -409,42 +433,82 @@ minirun::Status StateDir::lock() {
     return {};
 }
 
+namespace {
+
+std::string record_text(const Record& record) {
+    std::string text = record_to_json(record).dump(2);
+    text += '\n';
+    return text;
+}
+
+// A Record read back from `name` (state.json or recovery.json) in the state directory of
+// container `id`. Every way it can be damaged is kCorrupt, said in one line.
+Result<Record> load_record(int dir_fd, const std::string& dir_path, const std::string& id,
+                           const char* name) {
+    std::string path = join(dir_path, name);
+    auto corrupt = [&](std::string_view why) {
+        return Error(kCorrupt,
+                     cat("container ", quoted(id), " has a corrupt state file ", path, ": ", why));
+    };
+    auto text = read_at(dir_fd, name, path);
+    if (!text) {
+        if (text.error().errno_value() == kCorrupt) {
+            return corrupt(text.error().message());
+        }
+        return text.error();
+    }
+    if (text->empty()) {
+        return corrupt("it is empty");
+    }
+    Json parsed = Json::parse(*text, nullptr, false);
+    if (parsed.is_discarded()) {
+        return corrupt("not valid JSON (truncated or overwritten?)");
+    }
+    auto record = record_from_json(parsed);
+    if (!record) {
+        return corrupt(record.error().message());
+    }
+    if (record->id != id) {
+        return corrupt(cat("its id ", quoted(record->id), " is not the directory's"));
+    }
+    return record;
+}
+
+} // namespace
+
 minirun::Status StateDir::save(const Record& record) {
     std::string text;
     try {
-        text = record_to_json(record).dump(2);
+        text = record_text(record);
     } catch (const Json::exception& e) {
         // Storing a mangled bundle path would later point at the wrong directory.
         return Error(EINVAL, cat("save state of ", quoted(id_), ": ", e.what()));
     }
-    text += '\n';
     return replace_file(fd_.get(), path_, kStateFile, kStateTemp, text);
 }
 
 Result<Record> StateDir::load() const {
-    std::string path = join(path_, kStateFile);
-    auto text = read_at(fd_.get(), kStateFile, path);
-    if (!text) {
-        // A create that died before writing its state looks the same to the user: there
-        // is no container to act on.
-        if (text.error().errno_value() == ENOENT) {
-            return does_not_exist(id_);
-        }
-        return text.error();
-    }
-    Json parsed = Json::parse(*text, nullptr, false);
-    if (parsed.is_discarded()) {
-        return Error(EINVAL, cat(path, ": corrupt state: invalid JSON"));
-    }
-    auto record = record_from_json(parsed);
-    if (!record) {
-        return record.error().wrap(cat(path, ": corrupt state"));
-    }
-    if (record->id != id_) {
-        return Error(EINVAL, cat(path, ": corrupt state: id ", quoted(record->id),
-                                 " does not match the directory"));
+    auto record = load_record(fd_.get(), path_, id_, kStateFile);
+    // A create that died before writing its state looks the same to the user: there is no
+    // container to act on.
+    if (!record && record.error().errno_value() == ENOENT) {
+        return does_not_exist(id_);
     }
     return record;
+}
+
+minirun::Status StateDir::save_recovery(const Record& record) {
+    std::string text;
+    try {
+        text = record_text(record);
+    } catch (const Json::exception& e) {
+        return Error(EINVAL, cat("save recovery state of ", quoted(id_), ": ", e.what()));
+    }
+    return replace_file(fd_.get(), path_, kRecoveryFile, kRecoveryTemp, text);
+}
+
+Result<Record> StateDir::load_recovery() const {
+    return load_record(fd_.get(), path_, id_, kRecoveryFile);
 }
 
 minirun::Status StateDir::save_config(std::string_view config_text) {
@@ -452,7 +516,12 @@ minirun::Status StateDir::save_config(std::string_view config_text) {
 }
 
 Result<std::string> StateDir::load_config() const {
-    return read_at(fd_.get(), kConfigFile, join(path_, kConfigFile));
+    std::string path = join(path_, kConfigFile);
+    auto text = read_at(fd_.get(), kConfigFile, path);
+    if (!text && text.error().errno_value() == kCorrupt) {
+        return text.error().wrap(cat("container ", quoted(id_), ": ", path));
+    }
+    return text;
 }
 
 minirun::Status StateDir::make_fifo() {
@@ -481,14 +550,77 @@ Status StateDir::status_of(const Record& record) const {
     return fifo_exists() ? Status::created : Status::running;
 }
 
+namespace {
+
+// Deeper than any state directory gets; only a damaged one has subdirectories at all.
+constexpr int kMaxRemoveDepth = 8;
+
+// Unlinks every entry of the directory open at `dir_fd` by its name relative to that fd, so
+// a symlink goes as the entry it is, whatever it points at; a subdirectory is emptied the
+// same way, through its own O_NOFOLLOW fd, before it goes. `path` is for messages only.
+minirun::Status empty_directory(int dir_fd, const std::string& path, int depth) {
+    if (depth > kMaxRemoveDepth) {
+        return Error(ELOOP, cat("remove ", path, ": nested too deeply"));
+    }
+    // Our own description of the directory: fdopendir() takes it over, and the rewind
+    // makes a second removal (idempotence) list it from the start again.
+    int listing_fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+    if (listing_fd < 0) {
+        return Error::from_errno(cat("remove ", path));
+    }
+    std::unique_ptr<DIR, DirCloser> dir(::fdopendir(listing_fd));
+    if (!dir) {
+        Error error = Error::from_errno(cat("remove ", path));
+        ::close(listing_fd);
+        return error;
+    }
+    ::rewinddir(dir.get());
+    std::vector<std::string> names;
+    for (;;) {
+        errno = 0;
+        const dirent* entry = ::readdir(dir.get());
+        if (entry == nullptr) {
+            // A directory removed already reads as empty, or fails with ENOENT.
+            if (errno != 0 && errno != ENOENT) {
+                return Error::from_errno(cat("read ", path));
+            }
+            break;
+        }
+        std::string_view name = entry->d_name;
+        if (name != "." && name != "..") {
+            names.emplace_back(name);
+        }
+    }
+    for (const std::string& name : names) {
+        if (::unlinkat(dir_fd, name.c_str(), 0) == 0 || errno == ENOENT) {
+            continue;
+        }
+        std::string entry_path = join(path, name);
+        if (errno != EISDIR) {
+            return Error::from_errno(cat("remove ", entry_path));
+        }
+        UniqueFd sub(
+            ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub) {
+            return Error::from_errno(cat("open ", entry_path));
+        }
+        MR_TRY(empty_directory(sub.get(), entry_path, depth + 1));
+        if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) < 0 && errno != ENOENT) {
+            return Error::from_errno(cat("remove ", entry_path));
+        }
+    }
+    return {};
+}
+
+} // namespace
+
 minirun::Status StateDir::remove() {
-    if (path_.empty()) {
+    if (path_.empty() || !fd_) {
         return Error(EINVAL, "remove state: no directory");
     }
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-    if (ec) {
-        return Error(ec.value(), cat("remove ", path_, ": ", ec.message()));
+    MR_TRY(empty_directory(fd_.get(), path_, 0));
+    if (::rmdir(path_.c_str()) < 0 && errno != ENOENT) {
+        return Error::from_errno(cat("remove ", path_));
     }
     return {};
 }

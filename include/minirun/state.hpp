@@ -5,6 +5,14 @@
 //     config.json           the exact config.json bytes read at create: later edits to the
 //                           bundle's config have no effect (runtime-spec)
 //     exec.fifo             exists from create until start: the init blocks reading it
+//     recovery.json         a copy of the Record, for `delete --force` when state.json is
+//                           damaged: written before the cgroups are made (with their
+//                           directories), and again with the init's pid and start time
+//                           where the cgroups alone cannot find the init (none of its own,
+//                           or shared with others)
+//
+// Every file is opened relative to the directory's fd with O_NOFOLLOW: a state.json
+// replaced by a symlink is reported corrupt, never followed.
 //
 // Status is never trusted from the file alone; it is derived from the live system: the
 // recorded init pid must exist and have the start time recorded at create (otherwise the
@@ -24,6 +32,10 @@
 #include <vector>
 
 namespace minirun::state {
+
+// The errno of every "corrupt state" error: state.json (or recovery.json) exists but is
+// not a file this runtime wrote (empty, truncated, garbage, a symlink, another type).
+inline constexpr int kCorrupt = EUCLEAN;
 
 enum class Status { creating, created, running, paused, stopped };
 std::string_view status_name(Status status);
@@ -94,7 +106,12 @@ public:
     minirun::Status lock();
 
     minirun::Status save(const Record& record); // state.json via a temp file + rename
-    Result<Record> load() const;                // a missing or corrupt state.json is an error
+    // A missing state.json is "does not exist" (ENOENT); a damaged one is kCorrupt, the
+    // message naming the container, the file and what is wrong with it.
+    Result<Record> load() const;
+    // recovery.json, the same way; a missing one is ENOENT.
+    minirun::Status save_recovery(const Record& record);
+    Result<Record> load_recovery() const;
     minirun::Status save_config(std::string_view config_text);
     Result<std::string> load_config() const;
 
@@ -107,7 +124,9 @@ public:
     // (record.paused and alive), created (exec.fifo still exists), running.
     [[nodiscard]] Status status_of(const Record& record) const;
 
-    // Removes the directory and everything in it. Idempotent.
+    // Removes the directory and everything in it, through the directory's fd: whatever an
+    // entry is (a symlink to a file elsewhere, a directory), only the entry goes, nothing
+    // outside the state directory is touched. Idempotent.
     minirun::Status remove();
 
 private:

@@ -240,9 +240,85 @@ TEST_CASE("load: a missing state is 'does not exist', a damaged one 'corrupt sta
         std::ofstream(path, std::ios::trunc) << text;
         auto corrupt = dir->load();
         REQUIRE_FALSE(corrupt.ok());
+        CHECK(corrupt.error().errno_value() == state::kCorrupt);
         CHECK(contains(corrupt.error().message(), path));
         CHECK(contains(corrupt.error().message(), "corrupt state"));
     }
+}
+
+TEST_CASE("load: empty, truncated, a symlink, a fifo, a directory: corrupt, never followed",
+          "[state]") {
+    TempDir tmp;
+    TempDir outside;
+    auto dir = StateDir::create(tmp.path(), "box");
+    REQUIRE(dir.ok());
+    REQUIRE(dir->save(sample_record()).ok());
+    const std::string path = dir->path() + "/state.json";
+    const std::string good = slurp(path);
+    // A valid state of this very container outside the directory: followed, it would load.
+    const std::string target = outside.path() + "/state.json";
+    std::ofstream(target) << good;
+    REQUIRE(::unlink(path.c_str()) == 0);
+
+    auto expect_corrupt = [&](std::string_view why) {
+        auto loaded = dir->load();
+        REQUIRE_FALSE(loaded.ok());
+        CHECK(loaded.error().errno_value() == state::kCorrupt);
+        CHECK(loaded.error().message() ==
+              cat("container \"box\" has a corrupt state file ", path, ": ", why));
+    };
+    SECTION("empty") {
+        std::ofstream(path).flush();
+        expect_corrupt("it is empty");
+    }
+    SECTION("truncated") {
+        std::ofstream(path) << good.substr(0, good.size() - 10);
+        expect_corrupt("not valid JSON (truncated or overwritten?)");
+    }
+    SECTION("a symlink to a valid state elsewhere") {
+        REQUIRE(::symlink(target.c_str(), path.c_str()) == 0);
+        expect_corrupt("it is a symlink (not followed)");
+        auto recovery = dir->load_recovery();
+        REQUIRE_FALSE(recovery.ok());
+        CHECK(recovery.error().errno_value() == ENOENT);
+    }
+    SECTION("a fifo: no read blocks on it") {
+        REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+        expect_corrupt("it is not a regular file");
+    }
+    SECTION("a directory") {
+        REQUIRE(::mkdir(path.c_str(), 0700) == 0);
+        expect_corrupt("it is not a regular file");
+    }
+    CHECK(slurp(target) == good);
+}
+
+TEST_CASE("save_recovery and load_recovery round-trip, apart from state.json", "[state]") {
+    TempDir tmp;
+    auto dir = StateDir::create(tmp.path(), "box");
+    REQUIRE(dir.ok());
+    auto missing = dir->load_recovery();
+    REQUIRE_FALSE(missing.ok());
+    CHECK(missing.error().errno_value() == ENOENT);
+
+    Record record = sample_record();
+    record.cgroup_shared = true;
+    REQUIRE(dir->save_recovery(record).ok());
+    CHECK_FALSE(stdfs::exists(dir->path() + "/state.json"));
+    CHECK_FALSE(stdfs::exists(dir->path() + "/recovery.json.tmp"));
+    auto loaded = dir->load_recovery();
+    REQUIRE(loaded.ok());
+    CHECK(loaded->pid == record.pid);
+    CHECK(loaded->pid_start_time == record.pid_start_time);
+    CHECK(loaded->bundle == record.bundle);
+    CHECK(loaded->cgroup_paths == record.cgroup_paths);
+    CHECK(loaded->cgroup_shared);
+
+    std::ofstream(dir->path() + "/recovery.json", std::ios::trunc) << "{";
+    auto corrupt = dir->load_recovery();
+    REQUIRE_FALSE(corrupt.ok());
+    CHECK(corrupt.error().errno_value() == state::kCorrupt);
+    CHECK(contains(corrupt.error().message(), dir->path() + "/recovery.json"));
 }
 
 TEST_CASE("save_config and load_config round-trip the exact bytes", "[state]") {
@@ -489,6 +565,29 @@ TEST_CASE("remove deletes everything, and again is fine", "[state]") {
     CHECK(load.error().message() == R"(container "box" does not exist)");
     // And the id is free again.
     CHECK(StateDir::create(tmp.path(), "box").ok());
+}
+
+TEST_CASE("remove takes entries as they are: symlinks are not followed", "[state]") {
+    TempDir tmp;
+    TempDir outside;
+    std::ofstream(outside.path() + "/file") << "outside\n";
+    stdfs::create_directory(outside.path() + "/dir");
+    std::ofstream(outside.path() + "/dir/inner") << "inner\n";
+    auto dir = StateDir::create(tmp.path(), "box");
+    REQUIRE(dir.ok());
+    const std::string& path = dir->path();
+    stdfs::create_symlink(outside.path() + "/file", path + "/state.json");
+    stdfs::create_directory_symlink(outside.path() + "/dir", path + "/config.json");
+    stdfs::create_directory_symlink(outside.path(), path + "/up");
+    stdfs::create_directories(path + "/sub/deeper");
+    std::ofstream(path + "/sub/deeper/x") << "x";
+    stdfs::create_directory_symlink(outside.path() + "/dir", path + "/sub/link");
+
+    REQUIRE(dir->remove().ok());
+    CHECK_FALSE(stdfs::exists(stdfs::symlink_status(path)));
+    CHECK(slurp(outside.path() + "/file") == "outside\n");
+    CHECK(slurp(outside.path() + "/dir/inner") == "inner\n");
+    CHECK(dir->remove().ok());
 }
 
 TEST_CASE("list_ids: sorted directories only", "[state]") {
