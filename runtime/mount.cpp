@@ -143,12 +143,21 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_so
 
 Status pivot_into(int root_fd, Syscalls& sys) {
     // pivot_root(".", ".") stacks the old root on top of the new one at "/"; no
-    // directory for it is needed inside the rootfs.
+    // directory for it is needed inside the rootfs. But a plain "." then still names the
+    // new root for mount(2), whose lookup does not cross into the mount stacked on the
+    // working directory (umount2's does): the old root is reached through a working
+    // directory on it, taken before the pivot, as runc does. Otherwise the MS_SLAVE|MS_REC
+    // below would hit the container's own tree and turn its rshared binds into slaves.
+    UniqueFd old_root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!old_root) {
+        return Error::from_errno("open the old root");
+    }
     MR_TRY(sys.fchdir(root_fd));
     explain::step(R"(pivot_root(".", "."): the rootfs becomes /, the old root lies on it)");
     MR_TRY(sys.pivot_root(".", "."));
-    // The old root may be shared with the host (rootfsPropagation "shared"): made a
-    // slave, its detach below cannot propagate to and unmount anything on the host.
+    MR_TRY(sys.fchdir(old_root.get()));
+    // The old root may be shared with the host (a joined mount namespace): made a slave,
+    // its detach below cannot propagate to and unmount anything on the host.
     MR_TRY_WRAP(sys.mount("", ".", "", MS_SLAVE | MS_REC, ""), "make the old root a slave");
     explain::step("umount2(old root, MNT_DETACH): the host's file system is out of reach");
     MR_TRY_WRAP(sys.umount2(".", MNT_DETACH), "detach the old root");

@@ -6,6 +6,8 @@
 //   1. "/" made rprivate (or rslave), so that nothing propagates to the host
 //   2. bind the rootfs onto itself
 //   3. mounts[] in order                    mount_entries.cpp, mount_cgroup.cpp
+//      a bind gets its own propagation, or that of "/"; rshared keeps the host's peers
+//      only under rootfsPropagation shared/rshared (bind_propagation)
 //   4. default devices and /dev symlinks    mount_devices.cpp
 //      then the read-only mounts that had mounts or devices to receive inside them
 //   5. create process.cwd
@@ -18,6 +20,8 @@
 #include "minirun/fd.hpp"
 #include "plan.hpp"
 #include "syscalls.hpp"
+
+#include <vector>
 
 namespace minirun::runtime::mount {
 
@@ -61,6 +65,15 @@ Status make_paths_readonly(const Plan& plan, Syscalls& sys);
 // The propagation "/" gets before anything is mounted: rslave when the config asks for
 // slave or shared propagation, rprivate otherwise.
 unsigned long setup_propagation(unsigned long configured);
+
+// The propagation changes, in order, for a bind entry once it is in place
+// (mount_entries.cpp): its own propagation word, or setup_propagation() without one; a
+// shared one is made a slave first unless keeps_host_peers().
+std::vector<unsigned long> bind_propagation(const Plan& plan, const MountStep& step);
+// Whether a shared bind stays in its source's peer group on the host, so that mounts made
+// in the container appear there too: rootfsPropagation shared or rshared, and no user
+// namespace of the container's own.
+bool keeps_host_peers(const Plan& plan);
 
 // Remounts an existing bind mount with `flags` (MS_RDONLY, MS_NOSUID, ...), keeping the
 // flags the kernel locks inside a user namespace.

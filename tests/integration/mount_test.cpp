@@ -1,5 +1,5 @@
-// The container's mounts as the host sees them: mount destinations that are symlinks
-// inside the rootfs.
+// The container's mounts as the host sees them: propagation both ways through an rshared
+// bind, and mount destinations that are symlinks inside the rootfs.
 #include "helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -27,12 +27,204 @@ void write_text(const std::string& path, const std::string& text) {
     }
 }
 
+void make_dir(const std::string& path) {
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+        throw std::runtime_error("mkdir " + path + " failed");
+    }
+}
+
 bool exists_nofollow(const std::string& path) {
     struct stat info {};
     return ::lstat(path.c_str(), &info) == 0;
 }
 
+// The host mounts whose mount point is `path` or below it.
+std::vector<MountInfo> host_mounts_under(const std::string& path) {
+    std::vector<MountInfo> found;
+    for (const auto& mount : host_mounts()) {
+        if (mount.mount_point == path || mount.mount_point.rfind(path + "/", 0) == 0) {
+            found.push_back(mount);
+        }
+    }
+    return found;
+}
+
+// The "shared:N" field of a mountinfo line, or "".
+std::string peer_group(const std::string& line) {
+    for (const auto& word : split_words(line)) {
+        if (word.rfind("shared:", 0) == 0) {
+            return word;
+        }
+        if (word == "-") {
+            break;
+        }
+    }
+    return "";
+}
+
+// A host directory bind-mounted onto itself and made shared (MS_SHARED): what Docker
+// insists on for an rshared volume's source. Detached, with whatever propagated into it,
+// at the end.
+class SharedDir {
+public:
+    SharedDir() : dir_("minirun-it-shared-src") {
+        if (::mount(dir_.path().c_str(), dir_.path().c_str(), nullptr, MS_BIND, nullptr) != 0) {
+            throw std::runtime_error("bind mount " + dir_.path() + " failed");
+        }
+        mounted_ = true;
+        if (::mount(nullptr, dir_.path().c_str(), nullptr, MS_SHARED, nullptr) != 0) {
+            throw std::runtime_error("make-shared " + dir_.path() + " failed");
+        }
+    }
+    SharedDir(const SharedDir&) = delete;
+    SharedDir& operator=(const SharedDir&) = delete;
+    ~SharedDir() {
+        detach_below();
+        if (mounted_) {
+            ::umount2(dir_.path().c_str(), MNT_DETACH);
+        }
+    }
+    [[nodiscard]] const std::string& path() const { return dir_.path(); }
+    // Detaches what appeared below the directory (propagated from a container).
+    void detach_below() const {
+        auto below = host_mounts_under(path());
+        std::sort(below.begin(), below.end(), [](const MountInfo& a, const MountInfo& b) {
+            return a.mount_point.size() > b.mount_point.size();
+        });
+        for (const auto& mount : below) {
+            if (mount.mount_point != path()) {
+                ::umount2(mount.mount_point.c_str(), MNT_DETACH);
+            }
+        }
+    }
+    [[nodiscard]] std::string line() const {
+        for (const auto& mount : host_mounts()) {
+            if (mount.mount_point == path()) {
+                return mount.line;
+            }
+        }
+        return "";
+    }
+
+private:
+    TempDir dir_;
+    bool mounted_ = false;
+};
+
+// Guarded: a script that mounts must never run in the host's mount namespace.
+std::string guard_mount_namespace() {
+    return "[ \"$(readlink /proc/self/ns/mnt)\" != '" + ns_link(0, "mnt") +
+           "' ] || { echo 'host mount namespace' >&2; exit 1; }; ";
+}
+
 } // namespace
+
+// ---------------------------------------------------------------------------------------
+// Propagation
+
+TEST_CASE("mount propagation: an rshared bind under a shared rootfsPropagation sends the "
+          "container's mounts to the host",
+          "[mount-propagation]") {
+    SharedDir source; // before the bundle, so that the bundle counts it as the host's
+    make_dir(source.path() + "/sub");
+    const std::string root_propagation = GENERATE(std::string("shared"), std::string("rshared"));
+    INFO("rootfsPropagation " << root_propagation);
+    TempBundle bundle("rshared");
+    bundle.copy_rootfs();
+    bundle.config["root"]["readonly"] = false;
+    bundle.config["linux"]["rootfsPropagation"] = root_propagation;
+    bundle.add_capabilities({"CAP_SYS_ADMIN"});
+    bundle.config["mounts"].push_back({{"destination", "/data"},
+                                       {"type", "bind"},
+                                       {"source", source.path()},
+                                       {"options", {"rbind", "rshared"}}});
+    const std::string tmpfs = bundle.id() + "-tmpfs";
+    bundle.set_shell(guard_mount_namespace() +
+                     "grep ' /data ' /proc/self/mountinfo; mount -t tmpfs " + tmpfs +
+                     " /data/sub && echo mounted; echo ready; read line");
+    Child minirun = bundle.start();
+    const bool ready = minirun.wait_for_output("ready\n");
+    INFO("stdout: " << minirun.out() << "\nstderr: " << minirun.err());
+    REQUIRE(ready);
+    CHECK(contains(minirun.out(), "mounted"));
+
+    // Inside, the bind is in the peer group of the host's source mount.
+    const std::string host_group = peer_group(source.line());
+    REQUIRE_FALSE(host_group.empty());
+    auto inside = split_lines(minirun.out());
+    REQUIRE_FALSE(inside.empty());
+    INFO("container's /data: " << inside.front() << "\nhost's source: " << source.line());
+    CHECK(peer_group(inside.front()) == host_group);
+
+    // The tmpfs made inside is on the host, under the source directory.
+    bool on_host = false;
+    for (const auto& mount : host_mounts_under(source.path())) {
+        on_host = on_host || (mount.mount_point == source.path() + "/sub" &&
+                              mount.source == tmpfs && mount.fs_type == "tmpfs");
+    }
+    CHECK(on_host);
+
+    minirun.write_stdin("\n");
+    auto result = minirun.wait();
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    source.detach_below(); // the host's copy of the tmpfs is the host's now
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("mount propagation: rslave (and rshared under a private or slave root) brings the "
+          "host's mounts in and sends none back",
+          "[mount-propagation]") {
+    SharedDir source;
+    make_dir(source.path() + "/from-host");
+    struct Case {
+        const char* root;
+        const char* bind;
+    };
+    const Case which = GENERATE(values<Case>(
+        {{"rslave", "rslave"}, {"", "rslave"}, {"", "rshared"}, {"rslave", "rshared"}}));
+    INFO("rootfsPropagation '" << which.root << "', bind " << which.bind);
+    TempBundle bundle("rslave");
+    bundle.copy_rootfs();
+    bundle.config["root"]["readonly"] = false;
+    if (std::string(which.root).empty()) {
+        bundle.config["linux"].erase("rootfsPropagation");
+    } else {
+        bundle.config["linux"]["rootfsPropagation"] = which.root;
+    }
+    bundle.add_capabilities({"CAP_SYS_ADMIN"});
+    bundle.config["mounts"].push_back({{"destination", "/data"},
+                                       {"type", "bind"},
+                                       {"source", source.path()},
+                                       {"options", {"rbind", which.bind}}});
+    const std::string host_tmpfs = bundle.id() + "-host";
+    const std::string inner_tmpfs = bundle.id() + "-inner";
+    bundle.set_shell(guard_mount_namespace() +
+                     "mkdir -p /data/inner; echo ready; read line; grep -c " + host_tmpfs +
+                     " /proc/self/mountinfo; mount -t tmpfs " + inner_tmpfs +
+                     " /data/inner && echo mounted; echo done; read line");
+    Child minirun = bundle.start();
+    REQUIRE(minirun.wait_for_output("ready\n"));
+
+    // The host mounts below the source while the container runs: it arrives inside.
+    REQUIRE(::mount(host_tmpfs.c_str(), (source.path() + "/from-host").c_str(), "tmpfs", 0,
+                    nullptr) == 0);
+    minirun.write_stdin("\n");
+    const bool done = minirun.wait_for_output("done\n");
+    INFO("stdout: " << minirun.out() << "\nstderr: " << minirun.err());
+    REQUIRE(done);
+    CHECK(contains(minirun.out(), "ready\n1\nmounted\n"));
+    // The container's own mount stays inside.
+    for (const auto& mount : host_mounts()) {
+        CHECK_FALSE(mount.source == inner_tmpfs);
+    }
+    minirun.write_stdin("\n");
+    auto result = minirun.wait();
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    source.detach_below();
+    check_no_leftovers(bundle);
+}
 
 // ---------------------------------------------------------------------------------------
 // Destinations through symlinks
