@@ -1,5 +1,6 @@
 // The container's mounts as the host sees them: propagation both ways through an rshared
-// bind, and mount destinations that are symlinks inside the rootfs.
+// bind, a config without a mount namespace (the caller's mount table, chroot, undone on
+// delete), and mount destinations that are symlinks inside the rootfs.
 #include "helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -47,6 +48,24 @@ std::vector<MountInfo> host_mounts_under(const std::string& path) {
         }
     }
     return found;
+}
+
+std::vector<std::string> lines_of(const std::vector<MountInfo>& mounts) {
+    std::vector<std::string> lines;
+    for (const auto& mount : mounts) {
+        lines.push_back(mount.line);
+    }
+    return lines;
+}
+
+// The host's mount table line for "/": what a runtime must not change.
+std::string host_root_line() {
+    for (const auto& mount : host_mounts()) {
+        if (mount.mount_point == "/") {
+            return mount.line;
+        }
+    }
+    return "<no / in the host's mountinfo>";
 }
 
 // The "shared:N" field of a mountinfo line, or "".
@@ -223,6 +242,129 @@ TEST_CASE("mount propagation: rslave (and rshared under a private or slave root)
     INFO(result.describe());
     CHECK(result.exit_code == 0);
     source.detach_below();
+    check_no_leftovers(bundle);
+}
+
+// ---------------------------------------------------------------------------------------
+// No mount namespace: the caller's mount table, chroot
+
+namespace {
+
+// A bundle without a mount namespace, on a copy of the rootfs with a marker file at its
+// top, which the container prints to show that the rootfs is its "/".
+struct HostNamespaceBundle {
+    TempBundle bundle{"no-mntns"};
+    std::string rootfs;
+    std::string marker = "it-rootfs-marker-" + std::to_string(::getpid());
+
+    HostNamespaceBundle() {
+        rootfs = bundle.copy_rootfs();
+        write_text(rootfs + "/it-marker", marker + "\n");
+        bundle.remove_namespaces({"mount"});
+    }
+};
+
+} // namespace
+
+TEST_CASE("no mount namespace: the container runs chrooted in the caller's mount namespace, "
+          "and `run` leaves no mount behind",
+          "[mount-no-namespace]") {
+    HostNamespaceBundle made;
+    TempBundle& bundle = made.bundle;
+    const std::string root_before = host_root_line();
+    bundle.set_shell("cat /it-marker; readlink /proc/self/ns/mnt; [ -e " + made.rootfs +
+                     " ] && echo host-path-visible; grep -c ' /proc ' /proc/self/mountinfo; "
+                     "echo ready; read line");
+    Child minirun = bundle.start();
+    const bool ready = minirun.wait_for_output("ready\n");
+    INFO("stdout: " << minirun.out() << "\nstderr: " << minirun.err());
+    REQUIRE(ready);
+    auto lines = split_lines(minirun.out());
+    REQUIRE(lines.size() >= 3);
+    CHECK(lines[0] == made.marker);       // the rootfs is its "/"
+    CHECK(lines[1] == ns_link(0, "mnt")); // in our mount namespace
+    CHECK_FALSE(contains(minirun.out(), "host-path-visible"));
+    // Its mounts are in the host's table, below the rootfs, and "/" is as it was.
+    CHECK_FALSE(host_mounts_under(made.rootfs).empty());
+    CHECK(host_root_line() == root_before);
+
+    minirun.write_stdin("\n");
+    auto result = minirun.wait();
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    CHECK(lines_of(host_mounts_under(made.rootfs)).empty());
+    CHECK(host_root_line() == root_before);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("no mount namespace: create, exec and delete; delete detaches the container's "
+          "mounts and only those",
+          "[mount-no-namespace]") {
+    HostNamespaceBundle made;
+    TempBundle& bundle = made.bundle;
+    // A mount of the host's below the rootfs before create: not the container's to undo.
+    const std::string host_owned = made.rootfs + "/mnt";
+    make_dir(host_owned);
+    REQUIRE(::mount("it-host-owned", host_owned.c_str(), "tmpfs", 0, nullptr) == 0);
+    const std::string root_before = host_root_line();
+    bundle.set_shell("while true; do sleep 0.1; done");
+    Runtime runtime;
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto started = runtime({"start", bundle.id()});
+    INFO("start: " << started.describe());
+    REQUIRE(started.exit_code == 0);
+    CHECK(host_mounts_under(made.rootfs).size() > 1);
+
+    // exec joins its root too, not the host's.
+    auto exec = runtime({"exec", bundle.id(), "cat", "/it-marker"});
+    INFO("exec: " << exec.describe());
+    CHECK(exec.exit_code == 0);
+    CHECK(exec.out == made.marker + "\n");
+
+    auto deleted = runtime({"delete", "--force", bundle.id()});
+    INFO("delete: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    auto left = host_mounts_under(made.rootfs);
+    REQUIRE(left.size() == 1);
+    CHECK(left[0].source == "it-host-owned");
+    CHECK(host_root_line() == root_before);
+    ::umount2(host_owned.c_str(), MNT_DETACH);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("no mount namespace: a create that fails leaves no mount behind",
+          "[mount-no-namespace]") {
+    HostNamespaceBundle made;
+    TempBundle& bundle = made.bundle;
+    // Fails at the very end of the init's setup, after every mount was made.
+    bundle.set_args({"/it-no-such-program"});
+    Runtime runtime;
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    CHECK(created.exit_code != 0);
+    CHECK(contains(created.err, "it-no-such-program"));
+    CHECK(lines_of(host_mounts_under(made.rootfs)).empty());
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("no mount namespace: refused with a user namespace, which could not mount there",
+          "[mount-no-namespace]") {
+    HostNamespaceBundle made;
+    TempBundle& bundle = made.bundle;
+    bundle.add_namespace("user");
+    bundle.config["linux"]["uidMappings"] = {
+        {{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+    bundle.config["linux"]["gidMappings"] = {
+        {{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+    bundle.set_shell("true");
+    auto result = bundle.run();
+    INFO(result.describe());
+    CHECK(result.exit_code != 0);
+    CHECK(contains(result.err, "linux.namespaces: a user namespace needs a mount namespace"));
+    CHECK(split_lines(result.err).size() == 1);
     check_no_leftovers(bundle);
 }
 

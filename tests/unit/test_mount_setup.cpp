@@ -297,6 +297,37 @@ TEST_CASE("pivot_root: into the rootfs, old root made a slave, then detached", "
     CHECK(f.sys.calls[5] == "chdir /");
 }
 
+TEST_CASE("no mount namespace: the host's / is left alone, only the rootfs bind gets the "
+          "propagation, and the init chroots",
+          "[mount]") {
+    Fixture f;
+    json config = config_with_mounts(default_mounts());
+    config["linux"]["namespaces"] = json::array({{{"type", "pid"}}});
+    Plan plan = f.plan(config);
+    auto root = prepare(plan, f.sys);
+    REQUIRE(root.ok());
+    REQUIRE(f.sys.mounts.size() == 5);
+    for (const MountCall& call : f.sys.mounts) {
+        CHECK(call.target != "/");
+    }
+    CHECK(f.sys.mounts[0].source == f.rootfs);
+    CHECK(f.sys.mounts[0].target == f.rootfs);
+    CHECK(f.sys.mounts[0].flags == (MS_BIND | MS_REC));
+    CHECK(f.sys.mounts[1].target == f.rootfs);
+    CHECK(f.sys.mounts[1].flags == (MS_PRIVATE | MS_REC));
+    CHECK(f.sys.mounts[2].target == f.rootfs + "/proc");
+
+    FakeSyscalls entering;
+    REQUIRE(mount::enter_root(plan, root->get(), entering).ok());
+    CHECK(entering.calls == std::vector<std::string>{"fchdir " + f.rootfs, "chroot .", "chdir /"});
+
+    // With a mount namespace: pivot_root, never chroot.
+    FakeSyscalls pivoting;
+    Plan with_namespace = f.plan(config_with_mounts(default_mounts()));
+    REQUIRE(mount::enter_root(with_namespace, root->get(), pivoting).ok());
+    CHECK(pivoting.calls[1] == "pivot_root . .");
+}
+
 TEST_CASE("bind propagation: what / got, or the entry's own; shared keeps the host's peers only "
           "under a shared rootfsPropagation and without a user namespace",
           "[mount]") {
@@ -351,6 +382,37 @@ TEST_CASE("bind propagation: what / got, or the entry's own; shared keeps the ho
     CHECK(sys.mounts[3].flags == (MS_SLAVE | MS_REC));
     CHECK(sys.mounts[4].target == f.rootfs + "/data");
     CHECK(sys.mounts[4].flags == (MS_SHARED | MS_REC));
+}
+
+TEST_CASE("no mount namespace: delete detaches the rootfs bind and what is below it, deepest "
+          "first, and nothing that was there before",
+          "[mount]") {
+    // 27: "/", 40: a host mount below the rootfs before create (hidden, not ours),
+    // 50: the rootfs bind on 27, 51 its copy of 40, 52 /proc, 53 /dev, 54 /dev/pts,
+    // 55: a tmpfs stacked on the rootfs itself, 60: somebody else's mount elsewhere.
+    const std::string table = "27 1 254:0 / / rw - ext4 /dev/vda rw\n"
+                              "40 27 0:40 / /b/rootfs/mnt rw - tmpfs host rw\n"
+                              "50 27 254:0 /b/rootfs /b/rootfs rw - ext4 /dev/vda rw\n"
+                              "51 50 0:40 / /b/rootfs/mnt rw - tmpfs host rw\n"
+                              "52 50 0:41 / /b/rootfs/proc rw - proc proc rw\n"
+                              "53 50 0:42 / /b/rootfs/dev rw - tmpfs tmpfs rw\n"
+                              "54 53 0:43 / /b/rootfs/dev/pts rw - devpts devpts rw\n"
+                              "55 50 0:44 / /b/rootfs rw - tmpfs over rw\n"
+                              "60 27 0:45 / /b/rootfs2 rw - tmpfs other rw\n";
+    auto mounts = fs::parse_mountinfo(table);
+    std::vector<int> ids;
+    for (const auto& entry : mount::host_mounts_to_detach(mounts, 27, "/b/rootfs")) {
+        ids.push_back(entry.id);
+    }
+    REQUIRE(ids.size() == 6);
+    CHECK(ids.front() == 54); // the deepest
+    CHECK(ids.back() == 50);  // the rootfs bind last
+    std::sort(ids.begin(), ids.end());
+    CHECK(ids == std::vector<int>{50, 51, 52, 53, 54, 55});
+
+    // Nothing of ours there (never made, or gone already): nothing to do.
+    CHECK(mount::host_mounts_to_detach(mounts, 40, "/b/rootfs").empty());
+    CHECK(mount::host_mounts_to_detach(mounts, 27, "/b/other").empty());
 }
 
 TEST_CASE("root.readonly remounts / read-only after pivot_root", "[mount]") {
