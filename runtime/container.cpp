@@ -334,6 +334,9 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     }
     MR_TRY(limit_cgroup(plan, cgroup));
     MR_ASSIGN(runtime::cgroup::SelfJoin cgroup_join, cgroup.open_self_join());
+    // Without a mount namespace the init mounts into ours: recorded, and detached again
+    // unless the create succeeds (mount_host.cpp).
+    MR_ASSIGN(auto host_mounts, runtime::mount::HostMounts::record(plan, created.dir.path()));
 
     // 4. clone() into the new namespaces; the init runs init.cpp from here.
     MR_ASSIGN(auto sockets, SyncSocket::create_pair()); // sync.cpp
@@ -425,6 +428,7 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
     }
     pending.commit();
     pending_cgroup.commit();
+    host_mounts.commit();
     created.pid = init.release();
     return created;
 }

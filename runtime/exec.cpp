@@ -13,6 +13,7 @@
 #include "limits.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
+#include "mount.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
 #include "process.hpp"
@@ -80,6 +81,7 @@ Status open_init_namespaces(pid_t init, std::vector<JoinTarget>& joins, UniqueFd
 struct ExecChild {
     const ExecOptions* options = nullptr;
     const std::vector<JoinTarget>* joins = nullptr;
+    int root = -1; // the init's root, when its mount namespace is ours (no setns sets it)
     const runtime::security::ProcessSecurity* security = nullptr;
     std::string oci_version;
     std::string state_json; // the container's, for the seccomp listener
@@ -102,7 +104,7 @@ Status exec_steps(ExecChild& child) {
     // The container's limits and freezer cover this process too (cgroup.hpp, SelfJoin).
     MR_TRY_WRAP(child.cgroup_join.join(child.born_in_v2_cgroup), "join the container's cgroups");
     {
-        std::vector<int> keep = {child.sync.fd(), log::file_descriptor()};
+        std::vector<int> keep = {child.sync.fd(), log::file_descriptor(), child.root};
         for (const JoinTarget& join : *child.joins) {
             keep.push_back(join.fd.get());
         }
@@ -116,6 +118,11 @@ Status exec_steps(ExecChild& child) {
             return Error::from_errno(
                 cat("join the container's ", spec::namespace_type_name(join.type), " namespace"));
         }
+    }
+    if (child.root >= 0) {
+        // A container without a mount namespace (mount.hpp): its init chroot()ed into the
+        // rootfs, and so does this process, or it would run on the host's "/".
+        MR_TRY(runtime::mount::chroot_into(child.root, sys));
     }
     if (process.terminal) {
         // A session of its own, so that the pty can become its controlling terminal.
@@ -175,6 +182,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
 
     std::vector<JoinTarget> joins;
     UniqueFd pid_ns;
+    UniqueFd root;
     pid_t init = 0;
     runtime::cgroup::Cgroup cgroup;
     runtime::security::ProcessSecurity security;
@@ -203,6 +211,13 @@ Result<int> exec_in_container(const ExecOptions& options) {
         oci_version = spec.oci_version;
         state_json = state::oci_state_json(container.record, container.status);
         MR_TRY(open_init_namespaces(init, joins, pid_ns));
+        if (inode_of(cat("/proc/", init, "/ns/mnt")) == inode_of("/proc/self/ns/mnt")) {
+            root.reset(
+                ::open(cat("/proc/", init, "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!root) {
+                return Error::from_errno(cat("container ", quoted(options.id), ": open its root"));
+            }
+        }
         // The namespaces were opened by pid: make sure that pid still was the init.
         auto started = state::process_start_time(init);
         if (!started || *started != container.record.pid_start_time) {
@@ -218,6 +233,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
     ExecChild child;
     child.options = &options;
     child.joins = &joins;
+    child.root = root.get();
     child.sync = std::move(sockets.second);
     child.security = &security;
     child.oci_version = oci_version;

@@ -148,7 +148,8 @@ Status init_steps(const Plan& plan, InitContext& context) {
         }
         MR_TRY(hooks::run_hooks("createContainer", plan.spec.hooks.create_container,
                                 hook_state(context, state::Status::creating)));
-        MR_TRY_WRAP(mount::pivot_into(root.get(), sys), "pivot_root");
+        // pivot_root, or chroot without a mount namespace of its own (mount.hpp).
+        MR_TRY(mount::enter_root(plan, root.get(), sys));
     }
     MR_TRY(mount::finalize_root(plan, sys));
     // The container's own /proc and /sys are in place only now.

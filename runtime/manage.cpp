@@ -5,6 +5,7 @@
 #include "lifecycle.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
+#include "mount.hpp"
 #include "mount_options.hpp"
 #include "mountinfo.hpp"
 
@@ -319,6 +320,9 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force) {
     auto cgroup = cgroup::Cgroup::from_paths(container.record.cgroup_paths);
     MR_TRY_WRAP(container.record.cgroup_shared ? cgroup.remove_if_unused() : cgroup.remove(),
                 cat("delete container ", quoted(container.record.id), ": remove its cgroups"));
+    // A container without a mount namespace left its mounts in ours (mount_host.cpp).
+    MR_TRY_WRAP(mount::undo_host_mounts(container.dir.path()),
+                cat("delete container ", quoted(container.record.id)));
     std::string state = state::oci_state_json(container.record, state::Status::stopped);
     (void)hooks::run_hooks_warning("poststop", spec.hooks.poststop, state);
     return container.dir.remove();

@@ -78,19 +78,27 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
 
 Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
                                 Syscalls& sys) {
+    const bool own_namespace = plan.has_own(spec::NamespaceType::mount);
+    const unsigned long setup = setup_propagation(plan.root_propagation);
     // 1. Our copy of the host's mounts still propagates to and from the host where they
     //    are shared. Before anything is mounted, "/" becomes recursively private, or a
     //    slave where the config wants mounts from the host to keep arriving: either way no
     //    mount is shared any more, so nothing made below can reach the host, and
     //    pivot_root(2), which refuses shared mounts, will work. The configured propagation
     //    itself is applied to the container's own root after pivot_root (finalize_root).
-    if (explain::enabled()) {
-        unsigned long flags = setup_propagation(plan.root_propagation);
-        explain::step(cat("mount(\"/\", ", explain::mount_flag_names(flags),
-                          "): nothing mounted from here on reaches the host"));
+    //    Without a mount namespace "/" is the host's own: it is left as it is (runc would
+    //    change it), and only the rootfs bind below gets this propagation.
+    if (own_namespace) {
+        if (explain::enabled()) {
+            explain::step(cat("mount(\"/\", ", explain::mount_flag_names(setup),
+                              "): nothing mounted from here on reaches the host"));
+        }
+        MR_TRY_WRAP(sys.mount("", "/", "", setup, ""),
+                    "linux.rootfsPropagation: set propagation of /");
+    } else {
+        explain::step("no mount namespace: the mounts go into the caller's mount table, "
+                      "and its \"/\" stays as it is");
     }
-    MR_TRY_WRAP(sys.mount("", "/", "", setup_propagation(plan.root_propagation), ""),
-                "linux.rootfsPropagation: set propagation of /");
 
     // 2. pivot_root(2) needs the new root to be a mount point; a recursive bind of the
     //    rootfs onto itself makes it one, and carries along mounts already below it.
@@ -105,6 +113,18 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_so
     UniqueFd root(::open(plan.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root) {
         return Error::from_errno(cat("open rootfs ", quoted(plan.rootfs)));
+    }
+    if (!own_namespace) {
+        // The bind joined the peer group of the host mount that holds the rootfs, if that
+        // one is shared: private (or a slave) now, before anything is mounted on it, so
+        // that the container's mounts are not copied into the host's other mount
+        // namespaces. Only our new mounts change; the host's stay as they were.
+        if (explain::enabled()) {
+            explain::step(cat("mount(", quoted(plan.rootfs), ", ", explain::mount_flag_names(setup),
+                              "): the rootfs bind only, not the host's /"));
+        }
+        MR_TRY_WRAP(sys.mount("", fs::fd_path(root.get()), "", setup, ""),
+                    "linux.rootfsPropagation: set propagation of the rootfs");
     }
 
     // 3. mounts[] in the order given: later entries may mount inside earlier ones
@@ -141,14 +161,43 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_so
     return root;
 }
 
+Status enter_root(const Plan& plan, int root_fd, Syscalls& sys) {
+    if (plan.has_own(spec::NamespaceType::mount)) {
+        MR_TRY_WRAP(pivot_into(root_fd, sys), "pivot_root");
+    } else {
+        MR_TRY_WRAP(chroot_into(root_fd, sys), "chroot");
+    }
+    return {};
+}
+
+Status chroot_into(int root_fd, Syscalls& sys) {
+    // The caller's mount namespace is the host's: pivot_root(2) would make the rootfs the
+    // root of every process in it. chroot(2) changes this process's root alone, as runc
+    // does without a mount namespace. It is weaker: the host's mounts stay reachable for
+    // a process that may chroot again (CAP_SYS_CHROOT) or mount (CAP_SYS_ADMIN).
+    MR_TRY(sys.fchdir(root_fd));
+    explain::step(R"(chroot("."): the rootfs becomes / of this process only)");
+    MR_TRY(sys.chroot("."));
+    return sys.chdir("/");
+}
+
 Status pivot_into(int root_fd, Syscalls& sys) {
     // pivot_root(".", ".") stacks the old root on top of the new one at "/"; no
-    // directory for it is needed inside the rootfs.
+    // directory for it is needed inside the rootfs. But a plain "." then still names the
+    // new root for mount(2), whose lookup does not cross into the mount stacked on the
+    // working directory (umount2's does): the old root is reached through a working
+    // directory on it, taken before the pivot, as runc does. Otherwise the MS_SLAVE|MS_REC
+    // below would hit the container's own tree and turn its rshared binds into slaves.
+    UniqueFd old_root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!old_root) {
+        return Error::from_errno("open the old root");
+    }
     MR_TRY(sys.fchdir(root_fd));
     explain::step(R"(pivot_root(".", "."): the rootfs becomes /, the old root lies on it)");
     MR_TRY(sys.pivot_root(".", "."));
-    // The old root may be shared with the host (rootfsPropagation "shared"): made a
-    // slave, its detach below cannot propagate to and unmount anything on the host.
+    MR_TRY(sys.fchdir(old_root.get()));
+    // The old root may be shared with the host (a joined mount namespace): made a slave,
+    // its detach below cannot propagate to and unmount anything on the host.
     MR_TRY_WRAP(sys.mount("", ".", "", MS_SLAVE | MS_REC, ""), "make the old root a slave");
     explain::step("umount2(old root, MNT_DETACH): the host's file system is out of reach");
     MR_TRY_WRAP(sys.umount2(".", MNT_DETACH), "detach the old root");

@@ -6,18 +6,32 @@
 //   1. "/" made rprivate (or rslave), so that nothing propagates to the host
 //   2. bind the rootfs onto itself
 //   3. mounts[] in order                    mount_entries.cpp, mount_cgroup.cpp
+//      a bind gets its own propagation, or that of "/"; rshared keeps the host's peers
+//      only under rootfsPropagation shared/rshared (bind_propagation)
 //   4. default devices and /dev symlinks    mount_devices.cpp
 //      then the read-only mounts that had mounts or devices to receive inside them
 //   5. create process.cwd
 //   6. pivot_root and detach the old root
 //   7. rootfsPropagation on the container's "/", root.readonly
 //   8. maskedPaths, readonlyPaths           mount_masks.cpp
+//
+// Without a mount namespace in the config (config-linux.md: one not listed is inherited)
+// the same steps run in the caller's mount namespace, as runc runs them, except that
+// step 1 leaves the host's "/" alone (only the rootfs bind of step 2 is made private or a
+// slave) and step 6 is chroot(2), never pivot_root, which would move the host's root. The
+// mounts stay in the host's table until `delete`, or a failed create, detaches them again
+// (mount_host.cpp).
 #pragma once
 
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
+#include "mountinfo.hpp"
 #include "plan.hpp"
 #include "syscalls.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace minirun::runtime::mount {
 
@@ -33,8 +47,11 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
 Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
                                 Syscalls& sys);
 
-// Step 6.
+// Step 6: pivot_into() with a mount namespace of the container's own, chroot_into()
+// without one.
+Status enter_root(const Plan& plan, int root_fd, Syscalls& sys);
 Status pivot_into(int root_fd, Syscalls& sys);
+Status chroot_into(int root_fd, Syscalls& sys);
 
 // Step 7, after pivot_root.
 Status finalize_root(const Plan& plan, Syscalls& sys);
@@ -61,6 +78,51 @@ Status make_paths_readonly(const Plan& plan, Syscalls& sys);
 // The propagation "/" gets before anything is mounted: rslave when the config asks for
 // slave or shared propagation, rprivate otherwise.
 unsigned long setup_propagation(unsigned long configured);
+
+// The propagation changes, in order, for a bind entry once it is in place
+// (mount_entries.cpp): its own propagation word, or setup_propagation() without one; a
+// shared one is made a slave first unless keeps_host_peers().
+std::vector<unsigned long> bind_propagation(const Plan& plan, const MountStep& step);
+// Whether a shared bind stays in its source's peer group on the host, so that mounts made
+// in the container appear there too: rootfsPropagation shared or rshared, and no user
+// namespace of the container's own.
+bool keeps_host_peers(const Plan& plan);
+
+// Containers without a mount namespace (mount_host.cpp). Their mounts are in the caller's
+// mount table: all of them hang below the bind of the rootfs onto itself, which is
+// stacked on the mount the rootfs path resolved to before create, the "anchor". The anchor's
+// id is kept in the state directory; what is below that bind is detached again by
+// `delete`, or when create fails. Mounts that were at or below the rootfs before create
+// are not the container's and stay.
+class HostMounts {
+public:
+    // Records the anchor when `plan` has no mount namespace of its own (else does nothing).
+    static Result<HostMounts> record(const Plan& plan, const std::string& state_dir);
+
+    HostMounts() = default;
+    HostMounts(HostMounts&& other) noexcept
+        : anchor_(std::exchange(other.anchor_, -1)), rootfs_(std::move(other.rootfs_)) {}
+    HostMounts& operator=(HostMounts&&) = delete;
+    HostMounts(const HostMounts&) = delete;
+    HostMounts& operator=(const HostMounts&) = delete;
+    // Detaches the container's mounts unless commit() was called: a failed create.
+    ~HostMounts();
+    void commit() { anchor_ = -1; }
+
+private:
+    HostMounts(int anchor, std::string rootfs) : anchor_(anchor), rootfs_(std::move(rootfs)) {}
+    int anchor_ = -1;
+    std::string rootfs_;
+};
+
+// For `delete`: detaches the mounts HostMounts::record() kept track of for the container
+// whose state directory this is; nothing to do for a container with a mount namespace.
+Status undo_host_mounts(const std::string& state_dir);
+
+// The container's mounts in `mounts` (a mountinfo table), deepest first, the rootfs bind
+// last: the one stacked on mount `anchor` at `rootfs`, and every mount below it.
+std::vector<fs::MountInfo> host_mounts_to_detach(const std::vector<fs::MountInfo>& mounts,
+                                                 int anchor, const std::string& rootfs);
 
 // Remounts an existing bind mount with `flags` (MS_RDONLY, MS_NOSUID, ...), keeping the
 // flags the kernel locks inside a user namespace.

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <vector>
 
 namespace minirun::runtime::mount {
 namespace {
@@ -173,6 +174,20 @@ Status make_recursively_readonly(int root_fd, const MountStep& step, Syscalls& s
     return {};
 }
 
+// Each of `flags` in turn on the mount at the entry's destination (0: nothing to do).
+Status set_propagation(int root_fd, const MountStep& step, const std::vector<unsigned long>& flags,
+                       Syscalls& sys) {
+    for (unsigned long propagation : flags) {
+        if (propagation == 0) {
+            continue;
+        }
+        MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+        MR_TRY_WRAP(sys.mount("", fs::fd_path(mounted.get()), "", propagation, ""),
+                    "set propagation");
+    }
+    return {};
+}
+
 } // namespace
 
 Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, UniqueFd source,
@@ -197,6 +212,7 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
     }
     if (step.options.bind) {
         MR_TRY(mount_bind(root_fd, step, std::move(source), sys));
+        MR_TRY(set_propagation(root_fd, step, bind_propagation(plan, step), sys));
     } else {
         auto mounted = mount_filesystem(root_fd, step, sys);
         // sysfs may only be mounted by the owner of the network namespace. Without one of
@@ -213,6 +229,7 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
             bind.options.flags |= MS_RDONLY;
             MR_ASSIGN(int host_sys, sys.open_tree_clone("/sys", true));
             MR_TRY(mount_bind(root_fd, bind, UniqueFd(host_sys), sys));
+            MR_TRY(set_propagation(root_fd, bind, bind_propagation(plan, bind), sys));
         } else if (!mounted) {
             return mounted.error();
         }
@@ -220,12 +237,40 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
     if (step.options.recursive_readonly) {
         MR_TRY(make_recursively_readonly(root_fd, step, sys));
     }
-    if (step.options.propagation != 0) {
-        MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
-        MR_TRY_WRAP(sys.mount("", fs::fd_path(mounted.get()), "", step.options.propagation, ""),
-                    "set propagation");
+    if (!step.options.bind) {
+        MR_TRY(set_propagation(root_fd, step, {step.options.propagation}, sys));
     }
     return {};
+}
+
+std::vector<unsigned long> bind_propagation(const Plan& plan, const MountStep& step) {
+    // The bind is the parent's open_tree(OPEN_TREE_CLONE) copy, made before the init's "/"
+    // lost its peers: the kernel's clone_mnt() keeps a copy in its source's peer group
+    // (only CL_PRIVATE would not), so until told otherwise the bind is still shared with
+    // the source's mount on the host, both ways.
+    const unsigned long wanted = step.options.propagation;
+    if (wanted == 0) {
+        // No word of its own: the bind gets what "/" got, a slave or private, as a bind
+        // made after that step would have inherited (and as runc's binds do).
+        return {setup_propagation(plan.root_propagation)};
+    }
+    if ((wanted & MS_SHARED) != 0 && !keeps_host_peers(plan)) {
+        // Shared among the container's mounts only: made a slave first, so that mounts
+        // from the host still arrive but the container's own never go back, which is
+        // what runc gives such a bind under an rslave or rprivate "/".
+        return {MS_SLAVE | (wanted & MS_REC), wanted};
+    }
+    return {wanted};
+}
+
+bool keeps_host_peers(const Plan& plan) {
+    // rootfsPropagation "shared"/"rshared" asks for mounts to travel both ways (Docker's
+    // -v src:dst:rshared, Kubernetes' Bidirectional). Never from a user namespace: the
+    // kernel itself turns shared mounts into slaves when it copies them into a mount
+    // namespace of a less privileged user namespace (copy_mnt_ns, CL_SHARED_TO_SLAVE), so
+    // that such a namespace cannot mount onto the host; a moved-in detached copy must not
+    // get around that.
+    return (plan.root_propagation & MS_SHARED) != 0 && !plan.has_own(spec::NamespaceType::user);
 }
 
 Status finish_readonly(int root_fd, const MountStep& step, Syscalls& sys) {

@@ -78,6 +78,38 @@ Result<std::string> path_in_root(int root_fd, int dir_fd) {
 
 namespace {
 
+// Linux follows at most 40 symlinks in one lookup; so do we, then ELOOP.
+constexpr int kMaxSymlinks = 40;
+
+// `name` in `dir_fd` exists but does not resolve: a symlink whose target is missing (or a
+// name that raced into place). Returns the path inside the root it points at, where the
+// caller creates what it wanted instead, as runc's MkdirAllInRoot and securejoin do: an
+// absolute target is taken from the root, a relative one from `dir_fd`, never from the
+// host's "/" (CVE-2021-30465 class). The target is not cleaned lexically: a ".." after a
+// symlink in it must climb from where that symlink leads, as the kernel's walk does.
+Result<std::string> dangling_target(int root_fd, int dir_fd, const std::string& name,
+                                    std::string_view shown) {
+    std::array<char, PATH_MAX> link{};
+    ssize_t length = ::readlinkat(dir_fd, name.c_str(), link.data(), link.size() - 1);
+    if (length <= 0) {
+        return Error::from_errno(length < 0 ? errno : ENOENT,
+                                 cat("resolve ", quoted(shown), " in rootfs"));
+    }
+    std::string target(link.data(), static_cast<size_t>(length));
+    if (target.front() == '/') {
+        return target;
+    }
+    auto parent = path_in_root(root_fd, dir_fd);
+    if (!parent) {
+        return parent.error();
+    }
+    std::string joined = std::move(*parent);
+    if (joined.empty() || joined.back() != '/') {
+        joined += '/';
+    }
+    return joined + target;
+}
+
 // One pass of mkdir_all_in_root over `wanted`. Returns the final directory, or sets
 // `redirect` to the path to create instead when a component is a symlink to a missing
 // target.
@@ -101,24 +133,13 @@ Result<UniqueFd> mkdir_walk(int root_fd, const std::string& wanted, mode_t mode,
             } else {
                 // The name exists yet does not resolve: a symlink to a missing target.
                 // Create the target instead, inside the root.
-                std::array<char, PATH_MAX> link{};
-                ssize_t length =
-                    ::readlinkat(current.get(), name.c_str(), link.data(), link.size() - 1);
-                if (length <= 0) {
-                    return Error::from_errno(cat("mkdir ", quoted(walked), " in rootfs"));
-                }
-                std::string target(link.data(), static_cast<size_t>(length));
-                if (target.front() != '/') {
-                    MR_ASSIGN(std::string parent, path_in_root(root_fd, current.get()));
-                    parent += '/';
-                    parent += target;
-                    target = std::move(parent);
-                }
+                MR_ASSIGN(std::string target,
+                          dangling_target(root_fd, current.get(), name, walked));
                 for (size_t j = i + 1; j < parts.size(); ++j) {
                     target += '/';
                     target += parts[j];
                 }
-                redirect = clean_path(target);
+                redirect = std::move(target);
                 return UniqueFd();
             }
         }
@@ -130,12 +151,16 @@ Result<UniqueFd> mkdir_walk(int root_fd, const std::string& wanted, mode_t mode,
     return current;
 }
 
+// Both walk `path` as the kernel would, not cleaned lexically first: a ".." after a
+// symlink climbs from where the link leads (and RESOLVE_IN_ROOT stops it at the root).
+std::string from_root(std::string_view path) {
+    return path.starts_with('/') ? std::string(path) : "/" + std::string(path);
+}
+
 } // namespace
 
 Result<UniqueFd> mkdir_all_in_root(int root_fd, std::string_view path, mode_t mode) {
-    // Linux follows at most 40 symlinks in one lookup; so do we, then ELOOP.
-    constexpr int kMaxSymlinks = 40;
-    std::string wanted = clean_path(path);
+    std::string wanted = from_root(path);
     for (int symlinks = 0; symlinks <= kMaxSymlinks; ++symlinks) {
         std::string redirect;
         MR_ASSIGN(UniqueFd made, mkdir_walk(root_fd, wanted, mode, redirect));
@@ -148,20 +173,43 @@ Result<UniqueFd> mkdir_all_in_root(int root_fd, std::string_view path, mode_t mo
 }
 
 Result<UniqueFd> ensure_file_in_root(int root_fd, std::string_view path, mode_t mode) {
-    auto existing = open_in_root(root_fd, path, O_PATH);
-    if (existing || existing.error().errno_value() != ENOENT) {
-        return existing;
+    std::string wanted = from_root(path);
+    for (int symlinks = 0; symlinks <= kMaxSymlinks; ++symlinks) {
+        auto existing = open_in_root(root_fd, wanted, O_PATH);
+        if (existing || existing.error().errno_value() != ENOENT) {
+            return existing;
+        }
+        // Split by hand, not by clean_path: a link's target keeps its "..".
+        while (wanted.size() > 1 && wanted.back() == '/') {
+            wanted.pop_back();
+        }
+        size_t slash = wanted.rfind('/');
+        std::string parent = slash == 0 ? "/" : wanted.substr(0, slash);
+        std::string name = wanted.substr(slash + 1);
+        if (name.empty() || name == "." || name == "..") {
+            return Error(EISDIR, cat("create ", quoted(path), " in rootfs: names a directory"));
+        }
+        MR_ASSIGN(UniqueFd parent_fd, mkdir_all_in_root(root_fd, parent, 0755));
+        // O_NOFOLLOW|O_EXCL: the kernel would follow a dangling symlink out of the root;
+        // such a link is resolved by us, inside it, below.
+        int fd = ::openat(parent_fd.get(), name.c_str(),
+                          O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, mode);
+        if (fd < 0 && errno != EEXIST) {
+            return Error::from_errno(cat("create ", quoted(path), " in rootfs"));
+        }
+        if (fd >= 0) {
+            UniqueFd created(fd);
+            UniqueFd made(::openat(parent_fd.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+            if (!made) {
+                return Error::from_errno(cat("open ", quoted(path), " in rootfs"));
+            }
+            return made;
+        }
+        // EEXIST for a name that did not resolve: a symlink to a missing target, whose
+        // target, inside the root, is what gets created.
+        MR_ASSIGN(wanted, dangling_target(root_fd, parent_fd.get(), name, path));
     }
-    auto [parent, name] = split_parent(clean_path(path));
-    MR_ASSIGN(UniqueFd parent_fd, mkdir_all_in_root(root_fd, parent, 0755));
-    // O_NOFOLLOW|O_EXCL: never create through a dangling symlink planted in the rootfs.
-    int fd = ::openat(parent_fd.get(), name.c_str(),
-                      O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, mode);
-    if (fd < 0 && errno != EEXIST) {
-        return Error::from_errno(cat("create ", quoted(path), " in rootfs"));
-    }
-    UniqueFd created(fd);
-    return open_in_root(root_fd, path, O_PATH);
+    return Error(ELOOP, cat("create ", quoted(path), " in rootfs: too many symlinks"));
 }
 
 std::string fd_path(int fd) {

@@ -257,10 +257,14 @@ std::optional<std::string> oci_version_problem(std::string_view version) {
 
 Status validate_cross_references(const Spec& spec) {
     const Linux& linux = spec.linux;
-    // mini-run builds the rootfs (pivot_root, mounts, masked paths) only inside a mount
-    // namespace of its own; without one it would rearrange the host's mounts.
-    if (linux.find_namespace(NamespaceType::mount) == nullptr) {
-        return Error("linux.namespaces: a mount namespace is required");
+    // Without a mount namespace the container's mounts are made in the caller's one, as
+    // runc makes them (mount.hpp). A user namespace could not do that: mounting needs
+    // CAP_SYS_ADMIN in the user namespace that owns the mount namespace, the caller's.
+    if (linux.find_namespace(NamespaceType::mount) == nullptr &&
+        linux.find_namespace(NamespaceType::user) != nullptr) {
+        return Error("linux.namespaces: a user namespace needs a mount namespace too: the "
+                     "container's mounts would be made in the caller's mount namespace, "
+                     "which a user namespace may not change");
     }
     MR_TRY(check_user_namespace(spec));
 

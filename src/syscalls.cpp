@@ -33,6 +33,9 @@ public:
             static_cast<int>(::syscall(SYS_pivot_root, new_root.c_str(), put_old.c_str())),
             "pivot_root");
     }
+    Status chroot(const std::string& path) override {
+        return check_syscall(::chroot(path.c_str()), "chroot");
+    }
     Status mknodat(int dir_fd, const std::string& name, mode_t mode, dev_t device) override {
         return check_syscall(::mknodat(dir_fd, name.c_str(), mode, device), cat("mknod ", name));
     }

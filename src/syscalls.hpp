@@ -31,6 +31,7 @@ public:
                          const std::string& data) = 0;
     virtual Status umount2(const std::string& target, int flags) = 0;
     virtual Status pivot_root(const std::string& new_root, const std::string& put_old) = 0;
+    virtual Status chroot(const std::string& path) = 0;
     virtual Status mknodat(int dir_fd, const std::string& name, mode_t mode, dev_t device) = 0;
     virtual Status symlinkat(const std::string& target, int dir_fd, const std::string& name) = 0;
     virtual Status fchownat(int dir_fd, const std::string& name, uid_t uid, gid_t gid,

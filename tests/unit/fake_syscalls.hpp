@@ -52,6 +52,10 @@ public:
         calls.push_back("pivot_root " + new_root + " " + put_old);
         return {};
     }
+    Status chroot(const std::string& path) override {
+        calls.push_back("chroot " + path);
+        return {};
+    }
     Status mknodat(int dir_fd, const std::string& name, mode_t mode, dev_t /*device*/) override {
         calls.push_back("mknod " + resolve(fs::fd_path(dir_fd)) + "/" + name);
         // A real file, so that later steps see it exist.

@@ -102,8 +102,54 @@ TEST_CASE("ensure_file_in_root creates a file and never follows a dangling link"
 
     // The dangling link resolves inside the root, to <root>/<victim path>: created there.
     auto through = fs::ensure_file_in_root(root_fd.get(), "/dangling", 0644);
+    REQUIRE(through.ok());
     CHECK_FALSE(stdfs::exists(victim));
-    (void)through;
+    CHECK(stdfs::is_regular_file(root + victim));
+    CHECK(*fs::fd_target(through->get()) == root + victim);
+    CHECK(stdfs::is_symlink(root + "/dangling")); // the link itself stays as it was
+}
+
+TEST_CASE("ensure_file_in_root resolves relative and chained dangling links inside the root",
+          "[fs]") {
+    TempDir tmp;
+    std::string root = tmp.path() + "/rootfs";
+    stdfs::create_directories(root + "/etc");
+    // Climbing out relatively, through a second link, to a missing directory and file.
+    stdfs::create_symlink("../../../../../../escape/file", root + "/etc/rel");
+    stdfs::create_symlink("/etc/rel", root + "/etc/chain");
+    UniqueFd root_fd = open_dir(root);
+
+    auto rel = fs::ensure_file_in_root(root_fd.get(), "/etc/chain", 0644);
+    REQUIRE(rel.ok());
+    CHECK(stdfs::is_regular_file(root + "/escape/file"));
+    CHECK_FALSE(stdfs::exists(tmp.path() + "/escape"));
+    CHECK(*fs::fd_target(rel->get()) == root + "/escape/file");
+
+    // A loop is an error, not a hang.
+    stdfs::create_symlink("loop-b", root + "/loop-a");
+    stdfs::create_symlink("loop-a", root + "/loop-b");
+    auto looped = fs::ensure_file_in_root(root_fd.get(), "/loop-a", 0644);
+    REQUIRE_FALSE(looped.ok());
+    CHECK(looped.error().errno_value() == ELOOP);
+}
+
+TEST_CASE("a dangling link's '..' climbs from where the links in its target lead", "[fs]") {
+    // "sub/../x" with sub -> /deep/er is /deep/x for the kernel, not /x: the directory must
+    // be made where the mount's later lookups of the same path will arrive.
+    TempDir tmp;
+    std::string root = tmp.path();
+    stdfs::create_directories(root + "/deep/er");
+    stdfs::create_symlink("/deep/er", root + "/sub");
+    stdfs::create_symlink("sub/../x", root + "/link");
+    UniqueFd root_fd = open_dir(root);
+
+    auto made = fs::mkdir_all_in_root(root_fd.get(), "/link", 0755);
+    REQUIRE(made.ok());
+    CHECK(stdfs::is_directory(root + "/deep/x"));
+    CHECK_FALSE(stdfs::exists(root + "/x"));
+    auto again = fs::open_in_root(root_fd.get(), "/link", O_PATH | O_DIRECTORY);
+    REQUIRE(again.ok());
+    CHECK(*fs::fd_target(again->get()) == root + "/deep/x");
 }
 
 TEST_CASE("read_file and write_file", "[fs]") {

@@ -196,7 +196,7 @@ TEST_CASE("rootfs: a symlinked mount destination cannot lead out of the rootfs",
 
     CHECK(stdfs::is_empty(outside));
     // The bind went to <rootfs>/outside/target, and the read-only remount followed it.
-    REQUIRE(f.sys.mounts.size() == 4);
+    REQUIRE(f.sys.mounts.size() == 5);
     CHECK(f.sys.mounts[2].source == f.dir.path() + "/data");
     CHECK(f.sys.mounts[2].target == f.rootfs + "/outside/target");
     // The source was cloned by the parent (rbind: with its submounts) and moved into place.
@@ -205,6 +205,9 @@ TEST_CASE("rootfs: a symlinked mount destination cannot lead out of the rootfs",
                     "open_tree " + f.dir.path() + "/data recursive") != f.sys.calls.end());
     CHECK(f.sys.mounts[3].target == f.rootfs + "/outside/target");
     CHECK(f.sys.mounts[3].flags == (MS_BIND | MS_REMOUNT | MS_RDONLY));
+    // No propagation word: the bind gets the one "/" got.
+    CHECK(f.sys.mounts[4].target == f.rootfs + "/outside/target");
+    CHECK(f.sys.mounts[4].flags == (MS_PRIVATE | MS_REC));
 }
 
 TEST_CASE("rootfs: a bind remount keeps the flags the kernel locks", "[mount]") {
@@ -217,7 +220,7 @@ TEST_CASE("rootfs: a bind remount keeps the flags the kernel locks", "[mount]") 
     REQUIRE(prepare(plan, f.sys).ok());
     // A file source gets a file mount point.
     CHECK(stdfs::is_regular_file(f.rootfs + "/etc/hosts"));
-    REQUIRE(f.sys.mounts.size() == 4);
+    REQUIRE(f.sys.mounts.size() == 5);
     CHECK(f.sys.mounts[2].flags == 0); // move_mount of the parent's open_tree clone
     CHECK(std::find(f.sys.calls.begin(), f.sys.calls.end(),
                     "open_tree " + f.dir.path() + "/hosts") != f.sys.calls.end());
@@ -282,13 +285,134 @@ TEST_CASE("pivot_root: into the rootfs, old root made a slave, then detached", "
     Fixture f;
     UniqueFd root(::open(f.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     REQUIRE(mount::pivot_into(root.get(), f.sys).ok());
-    REQUIRE(f.sys.calls.size() == 5);
+    REQUIRE(f.sys.calls.size() == 6);
     CHECK(f.sys.calls[0] == "fchdir " + f.rootfs);
     CHECK(f.sys.calls[1] == "pivot_root . .");
-    CHECK(f.sys.calls[2] == "mount .");
+    // Back onto the old root, so that "." names it and not the new root for mount(2): the
+    // slave below must not reach the container's tree (its rshared binds).
+    CHECK(f.sys.calls[2] == "fchdir /");
+    CHECK(f.sys.calls[3] == "mount .");
     CHECK(f.sys.mounts[0].flags == (MS_SLAVE | MS_REC));
-    CHECK(f.sys.calls[3] == "umount .");
-    CHECK(f.sys.calls[4] == "chdir /");
+    CHECK(f.sys.calls[4] == "umount .");
+    CHECK(f.sys.calls[5] == "chdir /");
+}
+
+TEST_CASE("no mount namespace: the host's / is left alone, only the rootfs bind gets the "
+          "propagation, and the init chroots",
+          "[mount]") {
+    Fixture f;
+    json config = config_with_mounts(default_mounts());
+    config["linux"]["namespaces"] = json::array({{{"type", "pid"}}});
+    Plan plan = f.plan(config);
+    auto root = prepare(plan, f.sys);
+    REQUIRE(root.ok());
+    REQUIRE(f.sys.mounts.size() == 5);
+    for (const MountCall& call : f.sys.mounts) {
+        CHECK(call.target != "/");
+    }
+    CHECK(f.sys.mounts[0].source == f.rootfs);
+    CHECK(f.sys.mounts[0].target == f.rootfs);
+    CHECK(f.sys.mounts[0].flags == (MS_BIND | MS_REC));
+    CHECK(f.sys.mounts[1].target == f.rootfs);
+    CHECK(f.sys.mounts[1].flags == (MS_PRIVATE | MS_REC));
+    CHECK(f.sys.mounts[2].target == f.rootfs + "/proc");
+
+    FakeSyscalls entering;
+    REQUIRE(mount::enter_root(plan, root->get(), entering).ok());
+    CHECK(entering.calls == std::vector<std::string>{"fchdir " + f.rootfs, "chroot .", "chdir /"});
+
+    // With a mount namespace: pivot_root, never chroot.
+    FakeSyscalls pivoting;
+    Plan with_namespace = f.plan(config_with_mounts(default_mounts()));
+    REQUIRE(mount::enter_root(with_namespace, root->get(), pivoting).ok());
+    CHECK(pivoting.calls[1] == "pivot_root . .");
+}
+
+TEST_CASE("bind propagation: what / got, or the entry's own; shared keeps the host's peers only "
+          "under a shared rootfsPropagation and without a user namespace",
+          "[mount]") {
+    Fixture f;
+    std::filesystem::create_directories(f.dir.path() + "/data");
+    auto plan_for = [&](const std::string& root_propagation, const std::string& option,
+                        bool user_namespace) {
+        json mounts = json::array({{{"destination", "/data"},
+                                    {"type", "bind"},
+                                    {"source", "data"},
+                                    {"options", option.empty() ? json::array({"rbind"})
+                                                               : json::array({"rbind", option})}}});
+        json config = config_with_mounts(mounts);
+        if (!root_propagation.empty()) {
+            config["linux"]["rootfsPropagation"] = root_propagation;
+        }
+        if (user_namespace) {
+            config["linux"]["namespaces"].push_back({{"type", "user"}});
+            config["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", 1000}, {"size", 1}}};
+            config["linux"]["gidMappings"] = {{{"containerID", 0}, {"hostID", 1000}, {"size", 1}}};
+        }
+        return f.plan(config);
+    };
+    using Flags = std::vector<unsigned long>;
+    constexpr unsigned long kRec = MS_REC;
+    auto flags_for = [&](const std::string& root, const std::string& option, bool user = false) {
+        Plan plan = plan_for(root, option, user);
+        return mount::bind_propagation(plan, plan.mounts.at(0));
+    };
+    // No word of its own: that of "/".
+    CHECK(flags_for("", "") == Flags{MS_PRIVATE | kRec});
+    CHECK(flags_for("rslave", "") == Flags{MS_SLAVE | kRec});
+    CHECK(flags_for("shared", "") == Flags{MS_SLAVE | kRec});
+    // Its own word.
+    CHECK(flags_for("", "rslave") == Flags{MS_SLAVE | kRec});
+    CHECK(flags_for("shared", "private") == Flags{MS_PRIVATE});
+    // Shared: both ways under a shared root...
+    CHECK(flags_for("shared", "rshared") == Flags{MS_SHARED | kRec});
+    CHECK(flags_for("rshared", "shared") == Flags{MS_SHARED});
+    // ...otherwise a slave first, as runc's would be under its rslave "/".
+    CHECK(flags_for("", "rshared") == Flags{MS_SLAVE | kRec, MS_SHARED | kRec});
+    CHECK(flags_for("rslave", "shared") == Flags{MS_SLAVE, MS_SHARED});
+    CHECK(flags_for("rshared", "rshared", true) == Flags{MS_SLAVE | kRec, MS_SHARED | kRec});
+
+    // And in that order on the mount, after it is in place.
+    FakeSyscalls sys;
+    Plan plan = plan_for("", "rshared", false);
+    REQUIRE(prepare(plan, sys).ok());
+    REQUIRE(sys.mounts.size() == 5);
+    CHECK(sys.mounts[2].target == f.rootfs + "/data"); // move_mount
+    CHECK(sys.mounts[3].target == f.rootfs + "/data");
+    CHECK(sys.mounts[3].flags == (MS_SLAVE | MS_REC));
+    CHECK(sys.mounts[4].target == f.rootfs + "/data");
+    CHECK(sys.mounts[4].flags == (MS_SHARED | MS_REC));
+}
+
+TEST_CASE("no mount namespace: delete detaches the rootfs bind and what is below it, deepest "
+          "first, and nothing that was there before",
+          "[mount]") {
+    // 27: "/", 40: a host mount below the rootfs before create (hidden, not ours),
+    // 50: the rootfs bind on 27, 51 its copy of 40, 52 /proc, 53 /dev, 54 /dev/pts,
+    // 55: a tmpfs stacked on the rootfs itself, 60: somebody else's mount elsewhere.
+    const std::string table = "27 1 254:0 / / rw - ext4 /dev/vda rw\n"
+                              "40 27 0:40 / /b/rootfs/mnt rw - tmpfs host rw\n"
+                              "50 27 254:0 /b/rootfs /b/rootfs rw - ext4 /dev/vda rw\n"
+                              "51 50 0:40 / /b/rootfs/mnt rw - tmpfs host rw\n"
+                              "52 50 0:41 / /b/rootfs/proc rw - proc proc rw\n"
+                              "53 50 0:42 / /b/rootfs/dev rw - tmpfs tmpfs rw\n"
+                              "54 53 0:43 / /b/rootfs/dev/pts rw - devpts devpts rw\n"
+                              "55 50 0:44 / /b/rootfs rw - tmpfs over rw\n"
+                              "60 27 0:45 / /b/rootfs2 rw - tmpfs other rw\n";
+    auto mounts = fs::parse_mountinfo(table);
+    std::vector<int> ids;
+    for (const auto& entry : mount::host_mounts_to_detach(mounts, 27, "/b/rootfs")) {
+        ids.push_back(entry.id);
+    }
+    REQUIRE(ids.size() == 6);
+    CHECK(ids.front() == 54); // the deepest
+    CHECK(ids.back() == 50);  // the rootfs bind last
+    std::sort(ids.begin(), ids.end());
+    CHECK(ids == std::vector<int>{50, 51, 52, 53, 54, 55});
+
+    // Nothing of ours there (never made, or gone already): nothing to do.
+    CHECK(mount::host_mounts_to_detach(mounts, 40, "/b/rootfs").empty());
+    CHECK(mount::host_mounts_to_detach(mounts, 27, "/b/other").empty());
 }
 
 TEST_CASE("root.readonly remounts / read-only after pivot_root", "[mount]") {

@@ -571,7 +571,6 @@ const std::vector<ErrorCase> error_cases = {
 
     // linux: namespaces and id mappings.
     {{{"/linux", "[]"}}, "linux: expected an object, got array"},
-    {{{"/linux"}}, "linux.namespaces: a mount namespace is required"},
     {{{"/linux/namespaces", "{}"}}, "linux.namespaces: expected an array, got object"},
     {{{"/linux/namespaces/2/type", R"("foo")"}},
      R"(linux.namespaces[2].type: unknown namespace "foo")"},
@@ -583,7 +582,9 @@ const std::vector<ErrorCase> error_cases = {
     {{{"/linux/namespaces/1/path", R"("netns")"}},
      R"(linux.namespaces[1].path: must be an absolute path, got "netns")"},
     {{{"/linux/namespaces/1/path", "7"}}, "linux.namespaces[1].path: expected a string, got 7"},
-    {{{"/linux/namespaces/2"}}, "linux.namespaces: a mount namespace is required"},
+    {{{"/linux/namespaces/2"}},
+     "linux.namespaces: a user namespace needs a mount namespace too: the container's mounts "
+     "would be made in the caller's mount namespace, which a user namespace may not change"},
     {{{"/linux/uidMappings", "[]"}}, "linux.uidMappings: a new user namespace needs uid mappings"},
     {{{"/linux/gidMappings"}}, "linux.gidMappings: a new user namespace needs gid mappings"},
     {{{"/linux/namespaces/5"}},
@@ -1082,6 +1083,18 @@ TEST_CASE("Linux::find_namespace finds the entry of a type", "[spec]") {
     Spec minimal = parse_ok(minimal_config);
     CHECK(minimal.linux.find_namespace(NamespaceType::mount) != nullptr);
     CHECK(minimal.linux.find_namespace(NamespaceType::user) == nullptr);
+}
+
+TEST_CASE("a namespace not listed is inherited: no mount namespace is valid", "[spec]") {
+    // config-linux.md; the mounts are then made in the caller's mount namespace.
+    CHECK(parse_spec(edited(minimal_config, {{"/linux/namespaces", "[]"}})).ok());
+    CHECK(parse_spec(edited(minimal_config, {{"/linux"}})).ok());
+    // Without mount and user namespaces (and the user namespace's mappings).
+    CHECK(parse_spec(edited(full_config, {{"/linux/namespaces/2"},
+                                          {"/linux/namespaces/4"},
+                                          {"/linux/uidMappings"},
+                                          {"/linux/gidMappings"}}))
+              .ok());
 }
 
 TEST_CASE("a number too large for a double is a parse error", "[spec]") {
