@@ -68,7 +68,8 @@ const std::vector<std::string> masked_paths = {
 const std::vector<std::string> readonly_paths = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                                                  "/proc/sysrq-trigger"};
 
-// A scratch directory, removed with its (flat) contents at the end of the test.
+// A scratch directory, removed with its (flat) contents at the end of the test: what write()
+// made, and a config.json directory a test may make by hand.
 class TempDir {
 public:
     TempDir() {
@@ -79,7 +80,8 @@ public:
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
     ~TempDir() {
-        for (const char* name : {"config.json", "file"}) {
+        names_.emplace_back("config.json");
+        for (const std::string& name : names_) {
             std::string entry = path_ + "/" + name;
             if (::unlink(entry.c_str()) < 0 && errno == EISDIR) {
                 ::rmdir(entry.c_str());
@@ -89,7 +91,8 @@ public:
     }
     [[nodiscard]] const std::string& path() const { return path_; }
 
-    void write(const std::string& name, const std::string& content) const {
+    void write(const std::string& name, const std::string& content) {
+        names_.push_back(name);
         std::string file = path_ + "/" + name;
         int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         REQUIRE(fd >= 0);
@@ -100,6 +103,7 @@ public:
 
 private:
     std::string path_;
+    std::vector<std::string> names_;
 };
 
 } // namespace
