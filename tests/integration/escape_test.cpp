@@ -48,15 +48,6 @@ std::vector<std::string> entries_of(const std::string& dir) {
     return names;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-        throw std::runtime_error("cannot write " + path);
-    }
-}
-
 void make_symlink(const std::string& target, const std::string& link) {
     remove_tree(link); // whatever the copied rootfs had there
     ::rmdir(link.c_str());
@@ -64,17 +55,6 @@ void make_symlink(const std::string& target, const std::string& link) {
     if (::symlink(target.c_str(), link.c_str()) != 0) {
         throw std::runtime_error("symlink " + link + " -> " + target + " failed");
     }
-}
-
-// The host mounts whose mount point is `path` or below it.
-std::vector<std::string> host_mounts_under(const std::string& path) {
-    std::vector<std::string> found;
-    for (const auto& mount : host_mounts()) {
-        if (mount.mount_point == path || mount.mount_point.rfind(path + "/", 0) == 0) {
-            found.push_back(mount.line);
-        }
-    }
-    return found;
 }
 
 // The host mounts whose line mentions `text` (a unique tmpfs source name, say).
@@ -838,42 +818,10 @@ TEST_CASE("escape: a /dev/console symlink in the rootfs is not followed (CVE-202
 // ---------------------------------------------------------------------------------------
 // 7. Mount propagation: mounts made inside never show on the host
 
-namespace {
-
-// A host directory bind-mounted onto itself and made shared (MS_SHARED), the setting
-// where a careless runtime lets the container's mounts propagate back to the host.
-// Detached (recursively) and removed at the end.
-class SharedMount {
-public:
-    SharedMount() : dir_("minirun-it-shared") {
-        if (::mount(dir_.path().c_str(), dir_.path().c_str(), nullptr, MS_BIND, nullptr) != 0) {
-            throw std::runtime_error("bind mount " + dir_.path() + " failed");
-        }
-        mounted_ = true;
-        if (::mount(nullptr, dir_.path().c_str(), nullptr, MS_SHARED, nullptr) != 0) {
-            throw std::runtime_error("make-shared " + dir_.path() + " failed");
-        }
-    }
-    SharedMount(const SharedMount&) = delete;
-    SharedMount& operator=(const SharedMount&) = delete;
-    ~SharedMount() {
-        if (mounted_) {
-            ::umount2(dir_.path().c_str(), MNT_DETACH);
-        }
-    }
-    [[nodiscard]] const std::string& path() const { return dir_.path(); }
-
-private:
-    TempDir dir_;
-    bool mounted_ = false;
-};
-
-} // namespace
-
 TEST_CASE("escape: mounts made inside the container never propagate to the host",
           "[escape][propagation]") {
     // The rootfs and a bind-mounted data directory live in a shared host mount.
-    SharedMount shared;
+    SharedDir shared;
     const std::string rootfs = shared.path() + "/rootfs";
     auto copied = run({"/bin/cp", "-a", example_rootfs(), rootfs});
     REQUIRE(copied.exit_code == 0);

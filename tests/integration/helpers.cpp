@@ -582,6 +582,63 @@ TempDir::~TempDir() {
     remove_tree(path_);
 }
 
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+        throw std::runtime_error("cannot write " + path);
+    }
+}
+
+std::vector<MountInfo> host_mounts_under(const std::string& path) {
+    std::vector<MountInfo> found;
+    for (const auto& mount : host_mounts()) {
+        if (mount.mount_point == path || mount.mount_point.rfind(path + "/", 0) == 0) {
+            found.push_back(mount);
+        }
+    }
+    return found;
+}
+
+SharedDir::SharedDir(std::string_view prefix) : dir_(prefix) {
+    if (::mount(dir_.path().c_str(), dir_.path().c_str(), nullptr, MS_BIND, nullptr) != 0) {
+        throw std::runtime_error("bind mount " + dir_.path() + " failed");
+    }
+    mounted_ = true;
+    if (::mount(nullptr, dir_.path().c_str(), nullptr, MS_SHARED, nullptr) != 0) {
+        throw std::runtime_error("make-shared " + dir_.path() + " failed");
+    }
+}
+
+SharedDir::~SharedDir() {
+    detach_below();
+    if (mounted_) {
+        ::umount2(dir_.path().c_str(), MNT_DETACH);
+    }
+}
+
+void SharedDir::detach_below() const {
+    auto below = host_mounts_under(path());
+    std::sort(below.begin(), below.end(), [](const MountInfo& a, const MountInfo& b) {
+        return a.mount_point.size() > b.mount_point.size();
+    });
+    for (const auto& mount : below) {
+        if (mount.mount_point != path()) {
+            ::umount2(mount.mount_point.c_str(), MNT_DETACH);
+        }
+    }
+}
+
+std::string SharedDir::line() const {
+    for (const auto& mount : host_mounts()) {
+        if (mount.mount_point == path()) {
+            return mount.line;
+        }
+    }
+    return "";
+}
+
 void remove_tree(const std::string& path) {
     // FTW_MOUNT: stay on this filesystem, so a mount left under the tree is never emptied.
     nftw(path.c_str(), unlink_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);

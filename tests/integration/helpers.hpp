@@ -161,6 +161,33 @@ private:
 // Removes a tree without crossing into other mounts.
 void remove_tree(const std::string& path);
 
+// Writes `text` to `path` (created or truncated); throws when that fails.
+void write_text(const std::string& path, const std::string& text);
+
+// The host mounts whose mount point is `path` or below it.
+std::vector<MountInfo> host_mounts_under(const std::string& path);
+
+// A host directory bind-mounted onto itself and made shared (MS_SHARED): what Docker insists
+// on for an rshared volume's source, and the setting where a careless runtime lets the
+// container's mounts propagate back to the host. Detached, with whatever propagated into
+// it, and removed at the end.
+class SharedDir {
+public:
+    explicit SharedDir(std::string_view prefix = "minirun-it-shared");
+    SharedDir(const SharedDir&) = delete;
+    SharedDir& operator=(const SharedDir&) = delete;
+    ~SharedDir();
+    [[nodiscard]] const std::string& path() const { return dir_.path(); }
+    // Detaches what appeared below the directory (propagated from a container).
+    void detach_below() const;
+    // The directory's own line in the host's mountinfo ("" when not mounted).
+    [[nodiscard]] std::string line() const;
+
+private:
+    TempDir dir_;
+    bool mounted_ = false;
+};
+
 // A bundle directory with a config.json made from `config`, which starts as the example
 // config with root.path pointing at the example rootfs (absolute). Each bundle has a
 // unique container id, "it-<name>-<pid>-<n>", which is also the marker that the tests put

@@ -19,15 +19,6 @@ using namespace it;
 
 namespace {
 
-void write_text(const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-        throw std::runtime_error("cannot write " + path);
-    }
-}
-
 void make_dir(const std::string& path) {
     if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
         throw std::runtime_error("mkdir " + path + " failed");
@@ -37,17 +28,6 @@ void make_dir(const std::string& path) {
 bool exists_nofollow(const std::string& path) {
     struct stat info {};
     return ::lstat(path.c_str(), &info) == 0;
-}
-
-// The host mounts whose mount point is `path` or below it.
-std::vector<MountInfo> host_mounts_under(const std::string& path) {
-    std::vector<MountInfo> found;
-    for (const auto& mount : host_mounts()) {
-        if (mount.mount_point == path || mount.mount_point.rfind(path + "/", 0) == 0) {
-            found.push_back(mount);
-        }
-    }
-    return found;
 }
 
 std::vector<std::string> lines_of(const std::vector<MountInfo>& mounts) {
@@ -81,55 +61,6 @@ std::string peer_group(const std::string& line) {
     return "";
 }
 
-// A host directory bind-mounted onto itself and made shared (MS_SHARED): what Docker
-// insists on for an rshared volume's source. Detached, with whatever propagated into it,
-// at the end.
-class SharedDir {
-public:
-    SharedDir() : dir_("minirun-it-shared-src") {
-        if (::mount(dir_.path().c_str(), dir_.path().c_str(), nullptr, MS_BIND, nullptr) != 0) {
-            throw std::runtime_error("bind mount " + dir_.path() + " failed");
-        }
-        mounted_ = true;
-        if (::mount(nullptr, dir_.path().c_str(), nullptr, MS_SHARED, nullptr) != 0) {
-            throw std::runtime_error("make-shared " + dir_.path() + " failed");
-        }
-    }
-    SharedDir(const SharedDir&) = delete;
-    SharedDir& operator=(const SharedDir&) = delete;
-    ~SharedDir() {
-        detach_below();
-        if (mounted_) {
-            ::umount2(dir_.path().c_str(), MNT_DETACH);
-        }
-    }
-    [[nodiscard]] const std::string& path() const { return dir_.path(); }
-    // Detaches what appeared below the directory (propagated from a container).
-    void detach_below() const {
-        auto below = host_mounts_under(path());
-        std::sort(below.begin(), below.end(), [](const MountInfo& a, const MountInfo& b) {
-            return a.mount_point.size() > b.mount_point.size();
-        });
-        for (const auto& mount : below) {
-            if (mount.mount_point != path()) {
-                ::umount2(mount.mount_point.c_str(), MNT_DETACH);
-            }
-        }
-    }
-    [[nodiscard]] std::string line() const {
-        for (const auto& mount : host_mounts()) {
-            if (mount.mount_point == path()) {
-                return mount.line;
-            }
-        }
-        return "";
-    }
-
-private:
-    TempDir dir_;
-    bool mounted_ = false;
-};
-
 // Guarded: a script that mounts must never run in the host's mount namespace.
 std::string guard_mount_namespace() {
     return "[ \"$(readlink /proc/self/ns/mnt)\" != '" + ns_link(0, "mnt") +
@@ -144,7 +75,8 @@ std::string guard_mount_namespace() {
 TEST_CASE("mount propagation: an rshared bind under a shared rootfsPropagation sends the "
           "container's mounts to the host",
           "[mount-propagation]") {
-    SharedDir source; // before the bundle, so that the bundle counts it as the host's
+    SharedDir source(
+        "minirun-it-shared-src"); // before the bundle, so that the bundle counts it as the host's
     make_dir(source.path() + "/sub");
     const std::string root_propagation = GENERATE(std::string("shared"), std::string("rshared"));
     INFO("rootfsPropagation " << root_propagation);
@@ -194,7 +126,7 @@ TEST_CASE("mount propagation: an rshared bind under a shared rootfsPropagation s
 TEST_CASE("mount propagation: rslave (and rshared under a private or slave root) brings the "
           "host's mounts in and sends none back",
           "[mount-propagation]") {
-    SharedDir source;
+    SharedDir source("minirun-it-shared-src");
     make_dir(source.path() + "/from-host");
     struct Case {
         const char* root;
