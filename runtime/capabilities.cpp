@@ -3,6 +3,7 @@
 #include "minirun/explain.hpp"
 #include "minirun/fd.hpp"
 #include "minirun/log.hpp"
+#include "syscalls.hpp"
 
 #include <fcntl.h>
 #include <sys/capability.h>
@@ -130,17 +131,6 @@ struct KernelSets {
 static_assert(_LINUX_CAPABILITY_U32S_3 == 2);
 using CapData = std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3>;
 
-CapData to_data(const KernelSets& sets) {
-    CapData data{};
-    data[0].effective = static_cast<uint32_t>(sets.effective);
-    data[0].permitted = static_cast<uint32_t>(sets.permitted);
-    data[0].inheritable = static_cast<uint32_t>(sets.inheritable);
-    data[1].effective = static_cast<uint32_t>(sets.effective >> 32U);
-    data[1].permitted = static_cast<uint32_t>(sets.permitted >> 32U);
-    data[1].inheritable = static_cast<uint32_t>(sets.inheritable >> 32U);
-    return data;
-}
-
 KernelSets from_data(const CapData& data) {
     auto join = [](uint32_t low, uint32_t high) {
         return Mask{low} | (Mask{high} << 32U);
@@ -238,7 +228,7 @@ Result<CapabilitySets> resolve(const spec::Capabilities& names, int last_cap) {
     return sets;
 }
 
-Status drop_bounding(const CapabilitySets& sets, int last_cap) {
+Status drop_bounding(const CapabilitySets& sets, int last_cap, Syscalls& sys) {
     MR_ASSIGN(Mask keep, mask_of(sets.bounding, "bounding"));
     if (explain::enabled()) {
         explain::step(cat("prctl(PR_CAPBSET_DROP) for every capability but ",
@@ -251,24 +241,23 @@ Status drop_bounding(const CapabilitySets& sets, int last_cap) {
         // Dropping needs CAP_SETPCAP in the effective set even for a capability that is
         // already gone, so reading first also lets an unprivileged runtime keep a bounding
         // set its parent has already narrowed.
-        int present = prctl_ul(PR_CAPBSET_READ, static_cast<unsigned long>(cap));
-        if (present == 0 || (present < 0 && errno == EINVAL)) {
+        auto present = sys.prctl(PR_CAPBSET_READ, static_cast<unsigned long>(cap));
+        if ((present && *present == 0) || (!present && present.error().errno_value() == EINVAL)) {
             continue; // not in the set, or unknown to this kernel: nothing to drop
         }
-        if (prctl_ul(PR_CAPBSET_DROP, static_cast<unsigned long>(cap)) != 0) {
-            return Error::from_errno(cat("drop ", cap_name(cap), " from the bounding set"));
-        }
+        MR_TRY(checked(sys.prctl(PR_CAPBSET_DROP, static_cast<unsigned long>(cap)),
+                       cat("drop ", cap_name(cap), " from the bounding set")));
     }
     return {};
 }
 
-Status keep_across_uid_switch() {
+Status keep_across_uid_switch(Syscalls& sys) {
     // When all of a process's uids leave 0, the kernel clears its permitted and effective
     // sets unless keepcaps is set; we need the permitted set afterwards to choose from it.
-    return check_syscall(prctl_ul(PR_SET_KEEPCAPS, 1UL), "prctl(PR_SET_KEEPCAPS, 1)");
+    return checked(sys.prctl(PR_SET_KEEPCAPS, 1UL), "prctl(PR_SET_KEEPCAPS, 1)");
 }
 
-Status apply(const CapabilitySets& sets) {
+Status apply(const CapabilitySets& sets, Syscalls& sys) {
     KernelSets wanted;
     MR_ASSIGN(wanted.effective, mask_of(sets.effective, "effective"));
     MR_ASSIGN(wanted.permitted, mask_of(sets.permitted, "permitted"));
@@ -277,19 +266,15 @@ Status apply(const CapabilitySets& sets) {
 
     // keepcaps has done its job once the uid is switched. execve() would reset it anyway;
     // clearing it now means nothing before then keeps capabilities across a uid change.
-    MR_TRY(check_syscall(prctl_ul(PR_SET_KEEPCAPS, 0UL), "prctl(PR_SET_KEEPCAPS, 0)"));
+    MR_TRY(checked(sys.prctl(PR_SET_KEEPCAPS, 0UL), "prctl(PR_SET_KEEPCAPS, 0)"));
 
-    // The raw syscall rather than cap_set_proc(): no libcap allocations in the init, and
-    // only this thread is ever meant (the init is single-threaded).
     if (explain::enabled()) {
         explain::step(cat("capset(effective ", names_of(sets.effective), ", permitted ",
                           names_of(sets.permitted), ", inheritable ", names_of(sets.inheritable),
                           "), ambient ", names_of(sets.ambient), ": every other one is dropped"));
     }
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    CapData data = to_data(wanted);
-    if (::syscall(SYS_capset, &header, data.data()) != 0) {
-        int saved = errno;
+    if (auto set = sys.capset(wanted.effective, wanted.permitted, wanted.inheritable); !set) {
+        int saved = set.error().errno_value();
         std::string hint = saved == EPERM ? capset_hint(wanted) : std::string();
         return Error(saved, Error::from_errno(saved, "capset").message() + hint);
     }
@@ -298,16 +283,19 @@ Status apply(const CapabilitySets& sets) {
     // inheritable, but keeps the rest; so clear it outright, then raise exactly ours.
     // Ambient capabilities come last: the kernel only raises one that is permitted and
     // inheritable at that moment.
-    if (prctl_ul(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL) != 0) {
+    if (auto cleared = sys.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); !cleared) {
         // Kernels before 4.3 have no ambient set (EINVAL): nothing to clear there, and
         // only an error when the config asks for ambient capabilities.
-        if (errno != EINVAL || ambient != 0) {
-            return Error::from_errno("clear the ambient capabilities");
+        if (cleared.error().errno_value() != EINVAL || ambient != 0) {
+            return Error::from_errno(cleared.error().errno_value(),
+                                     "clear the ambient capabilities");
         }
     }
     for (int cap : sets.ambient) {
-        if (prctl_ul(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, static_cast<unsigned long>(cap)) != 0) {
-            int saved = errno;
+        if (auto raised =
+                sys.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, static_cast<unsigned long>(cap));
+            !raised) {
+            int saved = raised.error().errno_value();
             Error error = Error::from_errno(saved, cat("raise ambient capability ", cap_name(cap)));
             if (saved == EPERM && (wanted.permitted & wanted.inheritable & bit(cap)) == 0) {
                 return Error(saved, error.message() +

@@ -13,6 +13,7 @@
 
 #include "minirun/error.hpp"
 #include "minirun/spec.hpp"
+#include "syscalls.hpp"
 
 #include <vector>
 
@@ -34,8 +35,8 @@ int kernel_last_cap();
 // this kernel does not (above `last_cap`) is skipped with a warning.
 Result<CapabilitySets> resolve(const spec::Capabilities& names, int last_cap);
 
-Status drop_bounding(const CapabilitySets& sets, int last_cap);
-Status keep_across_uid_switch();
-Status apply(const CapabilitySets& sets);
+Status drop_bounding(const CapabilitySets& sets, int last_cap, Syscalls& sys);
+Status keep_across_uid_switch(Syscalls& sys);
+Status apply(const CapabilitySets& sets, Syscalls& sys);
 
 } // namespace minirun::runtime::caps

@@ -29,19 +29,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <span>
 
 namespace minirun {
 namespace {
 
+using runtime::ParentEnd;
 using runtime::Plan;
-using runtime::SyncEvent;
-using runtime::SyncMessage;
-using runtime::SyncSocket;
+using runtime::ToInit;
+using runtime::ToParent;
+using SyncEvent = runtime::SyncEvent<ToParent>;
 
 // A state directory that is removed again unless the create it belongs to succeeds.
 class PendingState {
@@ -52,8 +55,12 @@ public:
     PendingState(PendingState&&) = delete;
     PendingState& operator=(PendingState&&) = delete;
     ~PendingState() {
-        if (dir_ != nullptr) {
-            (void)dir_->remove();
+        if (dir_ == nullptr) {
+            return;
+        }
+        if (auto removed = dir_->remove(); !removed) {
+            log::warning(cat("undo a failed create: remove the state directory: ",
+                             removed.error().message()));
         }
     }
     void commit() { dir_ = nullptr; }
@@ -71,8 +78,12 @@ public:
     PendingCgroup(PendingCgroup&&) = delete;
     PendingCgroup& operator=(PendingCgroup&&) = delete;
     ~PendingCgroup() {
-        if (cgroup_ != nullptr) {
-            (void)cgroup_->remove();
+        if (cgroup_ == nullptr) {
+            return;
+        }
+        if (auto removed = cgroup_->remove(); !removed) {
+            log::warning(
+                cat("undo a failed create: remove the cgroups: ", removed.error().message()));
         }
     }
     void commit() { cgroup_ = nullptr; }
@@ -137,24 +148,24 @@ Status limit_cgroup(const Plan& plan, runtime::cgroup::Cgroup& cgroup) {
 
 // Clones the init with the plan's namespace flags, straight into its cgroup2 directory
 // where there is one; the child runs init.cpp and never returns here.
-Result<pid_t> clone_init(const Plan& plan, runtime::InitContext& context, SyncSocket& parent_end,
-                         int cgroup_fd, bool& born_in_cgroup) {
+Result<pid_t> clone_init(const Plan& plan, runtime::InitContext& context, ParentEnd& parent_end,
+                         int cgroup_fd, bool& born_in_cgroup, Syscalls& sys) {
     MR_ASSIGN(pid_t pid, runtime::clone_with(plan.clone_flags, cgroup_fd, &born_in_cgroup));
     if (pid == 0) {
         context.born_in_v2_cgroup = born_in_cgroup;
         // Our copy of the parent's end must go, or the init would never see EOF from a
         // parent that died.
         parent_end.close();
-        runtime::run_init(plan, context);
+        runtime::run_init(plan, context, sys);
     }
     return pid;
 }
 
 // After a failed send, the init has usually died with an error frame waiting for us:
 // that message says what went wrong, the broken pipe does not.
-Error init_error_or(SyncSocket& sync, const Error& fallback) {
+Error init_error_or(ParentEnd& sync, const Error& fallback) {
     auto event = sync.receive();
-    if (event && !event->eof && event->message == SyncMessage::kError) {
+    if (event && !event->eof && event->message == ToParent::kError) {
         return event->error;
     }
     return fallback;
@@ -166,7 +177,7 @@ struct Created {
     state::Record record;
     Plan plan;
     pid_t pid = -1;
-    SyncSocket sync;
+    ParentEnd sync;
     UniqueFd console_master; // when the foreground relays the terminal itself
 };
 
@@ -218,12 +229,12 @@ Result<UniqueFd> protect_runtime_binary(const Plan& plan, const CreateOptions& o
 // close-on-exec then, so end of stream here says pid 1 is the sealed gate. Only after that
 // may the lock go, and with it the container to `exec` (a process put there with
 // CAP_SYS_PTRACE could otherwise open /proc/1/exe while it still is mini-run).
-Status wait_until_gate_entered(SyncSocket& sync) {
+Status wait_until_gate_entered(ParentEnd& sync) {
     MR_ASSIGN(SyncEvent event, sync.receive());
     if (event.eof) {
         return {};
     }
-    return event.message == SyncMessage::kError
+    return event.message == ToParent::kError
                ? event.error
                : Error(EPROTO, "unexpected message from the container's init");
 }
@@ -258,179 +269,342 @@ void pass_socket_activation(Plan& plan) {
 }
 
 // Runs the hooks the init asks for, then lets it go on.
-Status run_runtime_hooks(const Created& created, SyncSocket& sync) {
+Status run_runtime_hooks(const Created& created, ParentEnd& sync) {
     std::string state = state::oci_state_json(created.record, state::Status::creating);
     const spec::Hooks& hooks = created.plan.spec.hooks;
     MR_TRY(runtime::hooks::run_hooks("prestart", hooks.prestart, state));
     MR_TRY(runtime::hooks::run_hooks("createRuntime", hooks.create_runtime, state));
-    return sync.send(SyncMessage::kHooksDone);
+    return sync.send(ToInit::kHooksDone);
 }
 
-Result<Created> create_internal(const CreateOptions& options, const CreateMode& mode) {
-    // 1. Everything that can be checked is checked before anything is created.
-    MR_TRY(validate_container_id(options.id));
-    std::string config_text;
-    MR_ASSIGN(spec::Spec spec, spec::load_spec(options.bundle, &config_text, // spec_parse.cpp
-                                               options.config));
-    Created created;
-    MR_ASSIGN(created.plan, runtime::make_plan(std::move(spec), // plan.cpp
-                                               {options.id, options.bundle, options.preserve_fds}));
-    Plan& plan = created.plan;
-    MR_TRY(check_terminal_options(plan, options, mode));
-    MR_ASSIGN(UniqueFd exec_gate, protect_runtime_binary(plan, options, mode));
-    pass_socket_activation(plan);
-    runtime::ipc::warn_if_host_queues_exposed(plan);                    // ipc.cpp
-    MR_ASSIGN(auto namespaces, runtime::open_namespaces_to_join(plan)); // namespaces.cpp
-    MR_ASSIGN(auto security,                                            // security.cpp
-              runtime::security::prepare(*plan.spec.process, plan.spec.linux));
-    MR_ASSIGN(auto bind_sources, // mount.cpp: opened while we are the host's root
-              runtime::mount::open_bind_sources(plan, linux_syscalls()));
+// One `create` as it goes: what the steps below make, in the order they make it. On a
+// failure the members are destroyed in reverse order, and each undoes what it made: the
+// init is killed, host mounts detached, cgroups and the state directory removed.
+struct CreateRun {
+    CreateRun(const CreateOptions& options_, const CreateMode& mode_, Syscalls& sys_)
+        : options(options_), mode(mode_), sys(sys_) {}
 
-    // 2. The state directory: one mkdir makes the id ours (state.cpp).
-    MR_ASSIGN(created.dir, state::StateDir::create(options.root, options.id));
-    PendingState pending(created.dir);
+    const CreateOptions& options;
+    const CreateMode& mode;
+    Syscalls& sys;
+    Created created;
+    std::string config_text;
+    UniqueFd exec_gate;
+    std::vector<runtime::OpenNamespace> namespaces;
+    runtime::security::ProcessSecurity security;
+    std::vector<UniqueFd> bind_sources;
+    std::optional<PendingState> pending_state;
+    UniqueFd fifo;
+    runtime::cgroup::Cgroup cgroup;
+    std::optional<PendingCgroup> pending_cgroup;
+    runtime::cgroup::SelfJoin cgroup_join;
+    std::optional<runtime::mount::HostMounts> host_mounts;
+    runtime::InitContext context;
+    runtime::ScopedChild init;
+};
+using Run = CreateRun;
+
+// ---- the steps, in the order of the table below
+
+Status check_id(Run& r) {
+    return validate_container_id(r.options.id);
+}
+
+Status load_config(Run& r) {
+    MR_ASSIGN(spec::Spec spec, spec::load_spec(r.options.bundle, &r.config_text, // spec_parse.cpp
+                                               r.options.config));
+    MR_ASSIGN(r.created.plan,
+              runtime::make_plan(std::move(spec), // plan.cpp
+                                 {r.options.id, r.options.bundle, r.options.preserve_fds}));
+    return {};
+}
+
+Status check_terminal(Run& r) {
+    return check_terminal_options(r.created.plan, r.options, r.mode);
+}
+
+Status protect_binary(Run& r) {
+    MR_ASSIGN(r.exec_gate, protect_runtime_binary(r.created.plan, r.options, r.mode));
+    return {};
+}
+
+Status socket_activation(Run& r) {
+    pass_socket_activation(r.created.plan);
+    return {};
+}
+
+Status ipc_warning(Run& r) {
+    runtime::ipc::warn_if_host_queues_exposed(r.created.plan); // ipc.cpp
+    return {};
+}
+
+Status open_namespaces(Run& r) {
+    MR_ASSIGN(r.namespaces, runtime::open_namespaces_to_join(r.created.plan)); // namespaces.cpp
+    return {};
+}
+
+Status prepare_security(Run& r) {
+    const Plan& plan = r.created.plan;
+    MR_ASSIGN(r.security, runtime::security::prepare(*plan.spec.process, plan.spec.linux));
+    return {};
+}
+
+Status open_bind_sources(Run& r) {
+    MR_ASSIGN(r.bind_sources, runtime::mount::open_bind_sources(r.created.plan, r.sys));
+    return {};
+}
+
+Status make_state_dir(Run& r) {
+    Created& created = r.created;
+    MR_ASSIGN(created.dir, state::StateDir::create(r.options.root, r.options.id));
+    r.pending_state.emplace(created.dir);
     MR_TRY(created.dir.lock());
-    MR_TRY(created.dir.save_config(config_text));
+    MR_TRY(created.dir.save_config(r.config_text));
     MR_TRY(created.dir.make_fifo());
     // Opened here because the init cannot reach the state directory after pivot_root;
     // non-blocking, since a reader's open would otherwise wait for a writer.
-    UniqueFd fifo(::open(created.dir.fifo_path().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    if (!fifo) {
+    r.fifo.reset(::open(created.dir.fifo_path().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!r.fifo) {
         return Error::from_errno("open exec.fifo");
     }
     state::Record& record = created.record;
+    const Plan& plan = created.plan;
     record.oci_version = plan.spec.oci_version;
-    record.id = options.id;
+    record.id = r.options.id;
     record.bundle = plan.bundle;
     record.rootfs = plan.rootfs;
     record.created = log::rfc3339_now();
     record.owner = state::owner_name(::geteuid());
     record.annotations = plan.spec.annotations;
+    return {};
+}
 
-    // 3. The cgroups, recorded before they are made, so that a delete after a crash from
-    //    here on still finds and removes them (cgroup.cpp); in recovery.json too, for a
-    //    delete --force after state.json was damaged.
-    MR_ASSIGN(runtime::cgroup::Cgroup cgroup, make_cgroup(plan, options));
-    record.cgroup_paths = cgroup.paths();
-    MR_TRY(created.dir.save(record));
-    if (!cgroup.empty()) {
-        MR_TRY(created.dir.save_recovery(record));
+Status record_cgroups(Run& r) {
+    MR_ASSIGN(r.cgroup, make_cgroup(r.created.plan, r.options));
+    r.created.record.cgroup_paths = r.cgroup.paths();
+    MR_TRY(r.created.dir.save(r.created.record));
+    if (!r.cgroup.empty()) {
+        MR_TRY(r.created.dir.save_recovery(r.created.record));
     }
+    return {};
+}
+
+Status make_cgroups(Run& r) {
     // create() refuses a cgroup already in use, without touching it: only once it
     // succeeded are the directories ours to remove again.
-    auto made = cgroup.create();
+    auto made = r.cgroup.create();
     if (!made) {
         return made.error().wrap("linux.cgroupsPath");
     }
-    const size_t sharing = *made;
-    PendingCgroup pending_cgroup(cgroup);
-    if (sharing > 0) {
+    r.pending_cgroup.emplace(r.cgroup);
+    if (*made > 0) {
         // runc's warning, word for word: tools and people look for it.
-        log::warning(cat("container's cgroup is not empty: ", sharing, " process(es) found"));
-        record.cgroup_shared = true;
-        MR_TRY(created.dir.save(record));
-        MR_TRY(created.dir.save_recovery(record));
-        pending_cgroup.commit(); // not ours to remove
+        log::warning(cat("container's cgroup is not empty: ", *made, " process(es) found"));
+        r.created.record.cgroup_shared = true;
+        MR_TRY(r.created.dir.save(r.created.record));
+        MR_TRY(r.created.dir.save_recovery(r.created.record));
+        r.pending_cgroup->commit(); // not ours to remove
     }
-    MR_TRY(limit_cgroup(plan, cgroup));
-    MR_ASSIGN(runtime::cgroup::SelfJoin cgroup_join, cgroup.open_self_join());
-    // Without a mount namespace the init mounts into ours: recorded, and detached again
-    // unless the create succeeds (mount_host.cpp).
-    MR_ASSIGN(auto host_mounts, runtime::mount::HostMounts::record(plan, created.dir.path()));
+    return {};
+}
 
-    // 4. clone() into the new namespaces; the init runs init.cpp from here.
-    MR_ASSIGN(auto sockets, SyncSocket::create_pair()); // sync.cpp
-    created.sync = std::move(sockets.first);
-    SyncSocket& sync = created.sync;
-    runtime::InitContext context;
+Status set_cgroup_limits(Run& r) {
+    MR_TRY(limit_cgroup(r.created.plan, r.cgroup));
+    MR_ASSIGN(r.cgroup_join, r.cgroup.open_self_join());
+    return {};
+}
+
+Status record_host_mounts(Run& r) {
+    MR_ASSIGN(auto recorded,
+              runtime::mount::HostMounts::record(r.created.plan, r.created.dir.path()));
+    r.host_mounts.emplace(std::move(recorded));
+    return {};
+}
+
+Status clone_the_init(Run& r) {
+    MR_ASSIGN(auto sockets, runtime::create_sync_pair()); // sync.cpp
+    r.created.sync = std::move(sockets.first);
+    runtime::InitContext& context = r.context;
     context.sync = std::move(sockets.second);
-    context.namespaces = &namespaces;
-    context.exec_signal_mask = mode.exec_mask;
-    context.exec_fifo = fifo.get();
-    context.record = record;
-    context.parent_waits_for_exec = mode.parent_waits_for_exec;
-    context.security = &security;
-    context.cgroup_join = &cgroup_join;
-    context.exec_gate = exec_gate.get();
-    context.bind_sources = &bind_sources;
-    runtime::ScopedChild init;
+    context.namespaces = &r.namespaces;
+    context.exec_signal_mask = r.mode.exec_mask;
+    context.exec_fifo = r.fifo.get();
+    context.record = r.created.record;
+    context.parent_waits_for_exec = r.mode.parent_waits_for_exec;
+    context.security = &r.security;
+    context.cgroup_join = &r.cgroup_join;
+    context.exec_gate = r.exec_gate.get();
+    context.bind_sources = &r.bind_sources;
     bool born_in_cgroup = false;
     {
-        auto v2_dir = cgroup.open_v2_dir();
-        MR_ASSIGN(auto in_pid_namespace, runtime::pid::JoinedForChildren::enter(plan)); // pid.cpp
+        auto v2_dir = r.cgroup.open_v2_dir();
+        MR_ASSIGN(auto in_pid_namespace,
+                  runtime::pid::JoinedForChildren::enter(r.created.plan)); // pid.cpp
         log::debug("nsexec container setup: clone3 into the container's new namespaces");
-        MR_ASSIGN(pid_t pid,
-                  clone_init(plan, context, sync, v2_dir ? v2_dir->get() : -1, born_in_cgroup));
-        init.reset(pid);
+        MR_ASSIGN(pid_t pid, clone_init(r.created.plan, context, r.created.sync,
+                                        v2_dir ? v2_dir->get() : -1, born_in_cgroup, r.sys));
+        r.init.reset(pid);
     }
     context.sync.close();
     // Only the init may hold the fifo open for reading: `start` learns from a failed
     // open that the init is gone.
-    fifo.reset();
-    record.pid = init.get();
+    r.fifo.reset();
+    r.created.record.pid = r.init.get();
+    return {};
+}
 
-    // 5. The parent's share of the setup, while the init waits: its id maps. (The init
-    //    joins its cgroups itself, cgroup.hpp SelfJoin says why.)
-    if (plan.creates(spec::NamespaceType::user)) {
-        if (auto mapped = runtime::user::write_id_maps(init.get(), plan); !mapped) { // user.cpp
-            return init_error_or(sync, mapped.error());
-        }
+Status write_id_maps(Run& r) {
+    if (!r.created.plan.creates(spec::NamespaceType::user)) {
+        return {};
     }
-    if (plan.wait_for_parent) {
-        if (auto sent = sync.send(SyncMessage::kParentReady, std::to_string(record.pid)); !sent) {
-            return init_error_or(sync, sent.error());
-        }
+    if (auto mapped = runtime::user::write_id_maps(r.init.get(), r.created.plan); !mapped) {
+        return init_error_or(r.created.sync, mapped.error());
     }
+    return {};
+}
 
-    // 6. Serve the init until it is created: hooks to run, the terminal to take.
-    for (bool done = false; !done;) {
-        MR_ASSIGN(SyncEvent event, sync.receive());
+Status send_parent_ready(Run& r) {
+    if (!r.created.plan.wait_for_parent) {
+        return {};
+    }
+    if (auto sent = r.created.sync.send(ToInit::kParentReady, std::to_string(r.created.record.pid));
+        !sent) {
+        return init_error_or(r.created.sync, sent.error());
+    }
+    return {};
+}
+
+Status serve_the_init(Run& r) {
+    for (;;) {
+        MR_ASSIGN(SyncEvent event, r.created.sync.receive());
         if (event.eof) {
             return Error(ECHILD, "the container's init exited during setup");
         }
         switch (event.message) {
-        case SyncMessage::kRunHooks:
-            MR_TRY(run_runtime_hooks(created, sync)); // hooks.cpp
+        case ToParent::kRunHooks:
+            MR_TRY(run_runtime_hooks(r.created, r.created.sync)); // hooks.cpp
             break;
-        case SyncMessage::kConsole:
-            created.console_master = std::move(event.fd);
+        case ToParent::kConsole:
+            r.created.console_master = std::move(event.fd);
             break;
-        case SyncMessage::kCreated:
-            done = true;
-            break;
-        case SyncMessage::kError:
+        case ToParent::kCreated:
+            return {};
+        case ToParent::kError:
             return event.error;
-        default:
-            return Error(EPROTO, "unexpected message from the container's init");
         }
     }
+}
 
+Status wait_for_the_gate(Run& r) {
     // The foreground `run` keeps the lock and the socket until the user's process runs.
-    if (exec_gate && !mode.parent_waits_for_exec) {
-        MR_TRY(wait_until_gate_entered(sync));
+    if (!r.exec_gate || r.mode.parent_waits_for_exec) {
+        return {};
     }
+    return wait_until_gate_entered(r.created.sync);
+}
 
-    // 7. Record the init, hand over the terminal, write the pid file.
+Status record_the_init(Run& r) {
+    state::Record& record = r.created.record;
     MR_ASSIGN(record.pid_start_time, state::process_start_time(record.pid));
-    MR_TRY(created.dir.save(record));
+    MR_TRY(r.created.dir.save(record));
     // Cgroups of its own hold the init, and recovery.json has them already; otherwise the
     // init is found only by its pid and start time, which recovery.json then needs too.
-    if (cgroup.empty() || record.cgroup_shared) {
-        MR_TRY(created.dir.save_recovery(record));
+    if (r.cgroup.empty() || record.cgroup_shared) {
+        MR_TRY(r.created.dir.save_recovery(record));
     }
-    if (!options.console_socket.empty()) {
-        MR_TRY(runtime::terminal::send_to_console_socket(options.console_socket, // terminal.cpp
-                                                         created.console_master.get()));
-        created.console_master.reset();
+    return {};
+}
+
+Status hand_over_terminal(Run& r) {
+    if (r.options.console_socket.empty()) {
+        return {};
     }
-    if (!options.pid_file.empty()) {
-        MR_TRY(runtime::write_pid_file(options.pid_file, record.pid));
+    MR_TRY(runtime::terminal::send_to_console_socket(r.options.console_socket, // terminal.cpp
+                                                     r.created.console_master.get()));
+    r.created.console_master.reset();
+    return {};
+}
+
+Status write_pid_file(Run& r) {
+    if (r.options.pid_file.empty()) {
+        return {};
     }
-    pending.commit();
-    pending_cgroup.commit();
-    host_mounts.commit();
-    created.pid = init.release();
-    return created;
+    return runtime::write_pid_file(r.options.pid_file, r.created.record.pid);
+}
+
+Status commit(Run& r) {
+    r.pending_state->commit();
+    if (r.pending_cgroup) {
+        r.pending_cgroup->commit();
+    }
+    r.host_mounts->commit();
+    r.created.pid = r.init.release();
+    return {};
+}
+
+constexpr auto kParent = runtime::Taker::parent;
+
+// The parent's recipe: first everything that can be checked is checked, before anything
+// is created; then each resource, recorded before it is made where a crash could orphan it.
+constexpr std::array<runtime::Step<Run>, 23> kCreateRecipe = {{
+    {"check the id", "a bad id is refused before anything exists", kParent, check_id},
+    {"load the config and plan", "config.json -> spec model -> plan: every decision, no effect",
+     kParent, load_config},
+    {"check the terminal options", "--console-socket and process.terminal must agree", kParent,
+     check_terminal},
+    {"protect the runtime binary",
+     "CVE-2019-5736: the exec gate, or a sealed re-exec of mini-run (which starts over)", kParent,
+     protect_binary},
+    {"socket activation", "LISTEN_FDS sockets are the container's process's", kParent,
+     socket_activation},
+    {"IPC warning", "the host's queues are visible without an IPC namespace", kParent, ipc_warning},
+    {"open namespaces to join",
+     "each path checked to be a namespace of the named type before anything is created", kParent,
+     open_namespaces},
+    {"prepare security",
+     "capabilities resolved, the seccomp filter compiled, LSM settings checked: errors now, "
+     "not in the init",
+     kParent, prepare_security},
+    {"open bind sources", "opened as the host's root, on the host's side", kParent,
+     open_bind_sources},
+    {"make the state directory", "one mkdir makes the id ours; locked; config and exec.fifo",
+     kParent, make_state_dir},
+    {"record the cgroups",
+     "before they are made, in state.json and recovery.json, so that a delete after a crash "
+     "from here on still finds and removes them",
+     kParent, record_cgroups},
+    {"make the cgroups", "refuses one in use; from here they are ours to remove on failure",
+     kParent, make_cgroups},
+    {"limit the cgroups", "linux.resources written before any process is inside", kParent,
+     set_cgroup_limits},
+    {"record host mounts",
+     "without a mount namespace the init mounts into ours: recorded, and detached again "
+     "unless the create succeeds",
+     kParent, record_host_mounts},
+    {"clone the init",
+     "clone3 into the new namespaces, through the PID namespace to join, straight into the "
+     "cgroup2 directory",
+     kParent, clone_the_init},
+    {"write the id maps", "the init's ids mean nothing in its user namespace until then", kParent,
+     write_id_maps},
+    {"send the init its pid", "for the hooks' state; also releases the init's wait", kParent,
+     send_parent_ready},
+    {"serve the init until created", "run prestart and createRuntime, take the pty", kParent,
+     serve_the_init},
+    {"wait for the gate", "only once pid 1 is the sealed gate may the lock go", kParent,
+     wait_for_the_gate},
+    {"record the init", "its pid and start time in state.json", kParent, record_the_init},
+    {"hand over the terminal", "to --console-socket", kParent, hand_over_terminal},
+    {"write the pid file", "last: a pid file means the container exists", kParent, write_pid_file},
+    {"commit", "nothing is undone from here", kParent, commit},
+}};
+
+Result<Created> create_internal(const CreateOptions& options, const CreateMode& mode,
+                                Syscalls& sys) {
+    CreateRun run(options, mode, sys);
+    MR_TRY(runtime::run_recipe(std::span<const runtime::Step<Run>>(kCreateRecipe),
+                               runtime::Taker::parent, run));
+    return std::move(run.created);
 }
 
 // Releases the init through exec.fifo, then runs the poststart hooks.
@@ -479,7 +653,7 @@ sigset_t current_signal_mask() {
 Status create_container(const CreateOptions& options) {
     CreateMode mode;
     mode.exec_mask = current_signal_mask();
-    MR_TRY(create_internal(options, mode));
+    MR_TRY(create_internal(options, mode, linux_syscalls()));
     return {};
 }
 
@@ -496,7 +670,7 @@ Result<int> run_container(const RunOptions& options) {
     mode.exec_mask = signals.original_mask();
     mode.relay_terminal = !options.detach && options.console_socket.empty();
     mode.parent_waits_for_exec = !options.detach;
-    MR_ASSIGN(Created created, create_internal(options, mode));
+    MR_ASSIGN(Created created, create_internal(options, mode, linux_syscalls()));
 
     runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
     if (auto started = start_created(container, created.plan.spec); !started) {
@@ -514,7 +688,7 @@ Result<int> run_container(const RunOptions& options) {
     MR_ASSIGN(SyncEvent event, created.sync.receive());
     std::optional<Error> failed;
     if (!event.eof) {
-        failed = event.message == SyncMessage::kError
+        failed = event.message == ToParent::kError
                      ? event.error
                      : Error(EPROTO, "unexpected message from the container's init");
     }

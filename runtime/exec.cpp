@@ -9,11 +9,10 @@
 // setns() into one's own user namespace is an error, and into the others a no-op.
 #include "cgroup.hpp"
 #include "child.hpp"
+#include "init.hpp"
 #include "lifecycle.hpp"
-#include "limits.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
-#include "mount.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
 #include "process.hpp"
@@ -25,38 +24,28 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <optional>
 
 namespace minirun {
 namespace {
 
-using runtime::SyncMessage;
-using runtime::SyncSocket;
+using runtime::ToParent;
 using spec::NamespaceType;
-
-struct JoinTarget {
-    NamespaceType type;
-    UniqueFd fd;
-};
 
 ino_t inode_of(const std::string& path) {
     struct stat info {};
     return ::stat(path.c_str(), &info) == 0 ? info.st_ino : 0;
 }
 
-// The init's namespaces that differ from ours, the user namespace first and the PID
-// namespace apart.
-Status open_init_namespaces(pid_t init, std::vector<JoinTarget>& joins, UniqueFd& pid_ns) {
-    constexpr std::array kOrder = {
-        NamespaceType::user,    NamespaceType::mount,  NamespaceType::ipc,  NamespaceType::uts,
-        NamespaceType::network, NamespaceType::cgroup, NamespaceType::time, NamespaceType::pid};
-    for (NamespaceType type : kOrder) {
-        std::string name(runtime::proc_ns_name(type));
+// The init's namespaces that differ from ours, in the table's order (user first), the PID
+// namespace apart: setns() into it applies to children only (pid.cpp).
+Status open_init_namespaces(pid_t init, std::vector<runtime::NamespaceEntry>& joins,
+                            std::vector<UniqueFd>& fds, UniqueFd& pid_ns) {
+    for (const spec::NamespaceKind& kind : spec::namespace_table()) {
+        std::string name(kind.proc_name);
         std::string theirs = cat("/proc/", init, "/ns/", name);
         ino_t their_inode = inode_of(theirs);
         if (their_inode == 0) {
@@ -69,106 +58,21 @@ Status open_init_namespaces(pid_t init, std::vector<JoinTarget>& joins, UniqueFd
         if (!fd) {
             return Error::from_errno(cat("open ", theirs));
         }
-        if (type == NamespaceType::pid) {
+        if (kind.type == NamespaceType::pid) {
             pid_ns = std::move(fd);
-        } else {
-            joins.push_back({type, std::move(fd)});
+            continue;
         }
+        joins.push_back({fd.get(), kind.clone_flag,
+                         cat("join the container's ", kind.spec_name, " namespace")});
+        fds.push_back(std::move(fd));
     }
     return {};
-}
-
-struct ExecChild {
-    const ExecOptions* options = nullptr;
-    const std::vector<JoinTarget>* joins = nullptr;
-    int root = -1; // the init's root, when its mount namespace is ours (no setns sets it)
-    const runtime::security::ProcessSecurity* security = nullptr;
-    std::string oci_version;
-    std::string state_json; // the container's, for the seccomp listener
-    pid_t init = 0;
-    runtime::cgroup::SelfJoin cgroup_join; // the container's cgroups
-    bool born_in_v2_cgroup = false;        // clone3 CLONE_INTO_CGROUP took it
-    SyncSocket sync;
-    sigset_t exec_mask{};
-};
-
-Status exec_steps(ExecChild& child) {
-    Syscalls& sys = linux_syscalls();
-    const spec::Process& process = child.options->process;
-    // runc's words for the milestones, as in init.cpp.
-    log::debug("child process in init(): the exec'd process joins the container");
-    MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, SIGKILL), "set parent death signal"));
-    // Until exec this is a copy of mini-run inside the container's PID namespace: its
-    // /proc/<pid>/exe must not be reachable from there (CVE-2019-5736 class).
-    MR_TRY(check_syscall(::prctl(PR_SET_DUMPABLE, 0), "set non-dumpable"));
-    // The container's limits and freezer cover this process too (cgroup.hpp, SelfJoin).
-    MR_TRY_WRAP(child.cgroup_join.join(child.born_in_v2_cgroup), "join the container's cgroups");
-    {
-        std::vector<int> keep = {child.sync.fd(), log::file_descriptor(), child.root};
-        for (const JoinTarget& join : *child.joins) {
-            keep.push_back(join.fd.get());
-        }
-        MR_TRY(runtime::process::close_inherited_fds(child.options->preserve_fds, std::move(keep)));
-    }
-    // As for the init: while still the host's root in the host's namespaces.
-    MR_TRY(runtime::limits::apply_rlimits(process.rlimits));
-    MR_ASSIGN(UniqueFd listener, runtime::security::connect_seccomp_listener(*child.security));
-    for (const JoinTarget& join : *child.joins) {
-        if (::setns(join.fd.get(), runtime::clone_flag_of(join.type)) < 0) {
-            return Error::from_errno(
-                cat("join the container's ", spec::namespace_type_name(join.type), " namespace"));
-        }
-    }
-    if (child.root >= 0) {
-        // A container without a mount namespace (mount.hpp): its init chroot()ed into the
-        // rootfs, and so does this process, or it would run on the host's "/".
-        MR_TRY(runtime::mount::chroot_into(child.root, sys));
-    }
-    if (process.terminal) {
-        // A session of its own, so that the pty can become its controlling terminal.
-        MR_TRY(check_syscall(::setsid() < 0 ? -1 : 0, "setsid"));
-        MR_ASSIGN(runtime::terminal::Pty pty, runtime::terminal::open_pty(process.console_size));
-        MR_TRY(runtime::terminal::attach_stdio(pty, process.user.uid));
-        MR_TRY(child.sync.send(SyncMessage::kConsole, "", pty.master.get()));
-    }
-    // The same order as the init's (init.cpp): cwd while privileged, the drop, the exec made
-    // ready, and only then the filter.
-    MR_ASSIGN(bool in_cwd, runtime::process::try_enter_cwd(process));
-    std::string home = runtime::process::missing_home(process); // as the init's (init.cpp)
-    runtime::security::ListenerState listener_info{listener.get(), child.oci_version, child.init,
-                                                   child.state_json};
-    MR_TRY(runtime::security::drop_privileges(*child.security, process.user, sys, listener_info));
-    sys.umask(process.user.umask.value_or(022));
-    if (!in_cwd) {
-        MR_TRY(runtime::process::enter_cwd(process));
-    }
-    MR_ASSIGN(std::string executable, runtime::process::find_executable(process));
-    // A detached exec outlives this mini-run; the parent-death signal would survive execve.
-    MR_TRY(check_syscall(::prctl(PR_SET_PDEATHSIG, 0), "clear parent death signal"));
-    runtime::process::PreparedExec exec;
-    MR_TRY(exec.prepare(executable, process, child.options->preserve_fds, home));
-    if (log::enabled(log::Level::debug)) {
-        log::debug(cat("setns_init: about to exec ", quoted(executable)));
-    }
-    ::sigprocmask(SIG_SETMASK, &child.exec_mask, nullptr);
-    MR_TRY(runtime::security::before_exec(*child.security, listener_info, exec.explanation()));
-    return exec.run();
-}
-
-[[noreturn]] void run_exec_child(ExecChild& child) noexcept {
-    Status status;
-    try {
-        status = exec_steps(child);
-    } catch (const std::exception& exception) {
-        status = Error(ENOMEM, exception.what());
-    }
-    child.sync.send_error(status.error());
-    ::_exit(1);
 }
 
 } // namespace
 
 Result<int> exec_in_container(const ExecOptions& options) {
+    Syscalls& sys = linux_syscalls();
     const spec::Process& process = options.process;
     if (process.args.empty()) {
         return Error(EINVAL, "exec: no command given");
@@ -180,7 +84,8 @@ Result<int> exec_in_container(const ExecOptions& options) {
         return Error(EINVAL, "--console-socket given without --tty");
     }
 
-    std::vector<JoinTarget> joins;
+    std::vector<runtime::NamespaceEntry> joins;
+    std::vector<UniqueFd> join_fds;
     UniqueFd pid_ns;
     UniqueFd root;
     pid_t init = 0;
@@ -210,7 +115,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
         MR_ASSIGN(security, runtime::security::prepare(process, spec.linux));
         oci_version = spec.oci_version;
         state_json = state::oci_state_json(container.record, container.status);
-        MR_TRY(open_init_namespaces(init, joins, pid_ns));
+        MR_TRY(open_init_namespaces(init, joins, join_fds, pid_ns));
         if (inode_of(cat("/proc/", init, "/ns/mnt")) == inode_of("/proc/self/ns/mnt")) {
             root.reset(
                 ::open(cat("/proc/", init, "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -229,22 +134,28 @@ Result<int> exec_in_container(const ExecOptions& options) {
     if (!options.detach) {
         signals.emplace();
     }
-    MR_ASSIGN(auto sockets, SyncSocket::create_pair());
-    ExecChild child;
-    child.options = &options;
-    child.joins = &joins;
-    child.root = root.get();
-    child.sync = std::move(sockets.second);
-    child.security = &security;
+    MR_ASSIGN(auto sockets, runtime::create_sync_pair());
+    // The recipe's state for the child (init.hpp): the same steps as the init's, those
+    // marked `exec`.
+    runtime::ProcessSetup child{sys, process, options.preserve_fds, sockets.second, security};
+    MR_ASSIGN(auto cgroup_join, cgroup.open_self_join());
+    child.cgroup_join = &cgroup_join;
+    child.joins = std::move(joins);
+    child.keep_fds = {sockets.second.fd(), log::file_descriptor(), root.get()};
+    for (const runtime::NamespaceEntry& join : child.joins) {
+        child.keep_fds.push_back(join.fd);
+    }
+    child.exec_root = root.get();
+    child.new_session = process.terminal;
+    child.bind_console = false;
     child.oci_version = oci_version;
     child.state_json = state_json;
-    child.init = init;
-    MR_ASSIGN(child.cgroup_join, cgroup.open_self_join());
+    child.container_pid = init;
     auto v2_dir = cgroup.open_v2_dir();
     if (signals) {
-        child.exec_mask = signals->original_mask();
+        child.exec_signal_mask = signals->original_mask();
     } else {
-        ::sigprocmask(SIG_SETMASK, nullptr, &child.exec_mask);
+        ::sigprocmask(SIG_SETMASK, nullptr, &child.exec_signal_mask);
     }
     runtime::ScopedChild scoped;
     {
@@ -258,24 +169,24 @@ Result<int> exec_in_container(const ExecOptions& options) {
                   runtime::clone_with(0, v2_dir ? v2_dir->get() : -1, &child.born_in_v2_cgroup));
         if (pid == 0) {
             sockets.first.close();
-            run_exec_child(child);
+            runtime::run_exec_setup(child);
         }
         scoped.reset(pid);
     }
-    child.sync.close();
-    child.cgroup_join = {}; // the child's to write
+    sockets.second.close();
+    cgroup_join = {}; // the child's to write
 
     UniqueFd master;
     for (;;) {
-        MR_ASSIGN(runtime::SyncEvent event, sockets.first.receive());
+        MR_ASSIGN(auto event, sockets.first.receive());
         if (event.eof) {
             break; // exec'd
         }
-        if (event.message == SyncMessage::kConsole) {
+        if (event.message == ToParent::kConsole) {
             master = std::move(event.fd);
             continue;
         }
-        if (event.message == SyncMessage::kError) {
+        if (event.message == ToParent::kError) {
             return event.error;
         }
         return Error(EPROTO, "unexpected message from the exec'd process");

@@ -1,20 +1,27 @@
-// The container's init: the clone of mini-run that becomes the container's process.
+// The container's init and the processes `exec` starts: the clones of mini-run that become
+// a container's processes, and the one recipe both follow (init.cpp, process_recipe()).
 #pragma once
 
 #include "cgroup.hpp"
 #include "minirun/state.hpp"
 #include "namespaces.hpp"
 #include "plan.hpp"
+#include "process.hpp"
+#include "recipe.hpp"
 #include "security.hpp"
 #include "sync.hpp"
+#include "syscalls.hpp"
 
 #include <csignal>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace minirun::runtime {
 
+// What the parent prepared for the init before clone() (create, container.cpp).
 struct InitContext {
-    SyncSocket sync; // the init's end
+    InitEnd sync; // the init's end
     const std::vector<OpenNamespace>* namespaces = nullptr;
     sigset_t exec_signal_mask{}; // the mask the container's process starts with
     // exec.fifo, opened read-only and non-blocking by the parent before clone() (the init
@@ -39,8 +46,54 @@ struct InitContext {
     bool created_sent = false;
 };
 
+// The state of one process taking the recipe: what the parent handed it, and what the
+// steps find out on the way (the listener, the executable, ...). The init fills `plan`
+// and `init`; an exec'd process leaves them null and sets `exec_root`.
+struct ProcessSetup {
+    ProcessSetup(Syscalls& sys_, const spec::Process& process_, int preserve_fds_, InitEnd& sync_,
+                 const security::ProcessSecurity& security_)
+        : sys(sys_), process(process_), preserve_fds(preserve_fds_), sync(sync_),
+          security(security_) {}
+
+    Syscalls& sys;
+    const spec::Process& process;
+    int preserve_fds = 0;
+    InitEnd& sync;
+    const security::ProcessSecurity& security;
+    cgroup::SelfJoin* cgroup_join = nullptr; // nullptr: no cgroups of its own
+    bool born_in_v2_cgroup = false;
+    std::vector<NamespaceEntry> joins; // user first
+    std::vector<int> keep_fds;         // mini-run's own, kept by the fd closing
+    sigset_t exec_signal_mask{};
+    // For the seccomp listener: the container's state.
+    std::string oci_version;
+    pid_t container_pid = 0;
+    std::string state_json;
+
+    const Plan* plan = nullptr;  // the init's
+    InitContext* init = nullptr; // the init's
+    int exec_root = -1;          // exec without a mount namespace: the init's root
+    bool new_session = true;     // the init always; an exec'd process with a terminal
+    bool bind_console = true;    // /dev/console: the init's only
+
+    // Found by the steps.
+    UniqueFd listener;
+    UniqueFd root; // the init's rootfs, from its preparation until pivot_root
+    bool in_cwd = false;
+    std::string home;
+    std::string executable;
+    process::PreparedExec exec;
+};
+
+// The one recipe, in order (init.cpp). run_recipe(process_recipe(), Taker::init, ...)
+// is the init; Taker::exec, an exec'd process.
+std::span<const Step<ProcessSetup>> process_recipe();
+
 // Runs in the child right after clone(). Never returns: it execs the container's process
 // or reports the error over the sync socket and exits.
-[[noreturn]] void run_init(const Plan& plan, InitContext& context) noexcept;
+[[noreturn]] void run_init(const Plan& plan, InitContext& context, Syscalls& sys) noexcept;
+
+// The same for a process `exec` starts, whose ProcessSetup exec.cpp filled in.
+[[noreturn]] void run_exec_setup(ProcessSetup& setup) noexcept;
 
 } // namespace minirun::runtime

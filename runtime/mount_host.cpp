@@ -7,6 +7,7 @@
 // detaches exactly that tree again. What was mounted at or below the rootfs before create
 // belongs to someone else (an engine's overlay on the rootfs, say) and is left alone.
 #include "fs.hpp"
+#include "minirun/log.hpp"
 #include "mount.hpp"
 
 #include <fcntl.h>
@@ -125,8 +126,12 @@ Result<HostMounts> HostMounts::record(const Plan& plan, const std::string& state
 }
 
 HostMounts::~HostMounts() {
-    if (anchor_ >= 0) {
-        (void)detach(anchor_, rootfs_);
+    if (anchor_ < 0) {
+        return;
+    }
+    if (auto detached = detach(anchor_, rootfs_); !detached) {
+        log::warning(cat("undo a failed create: detach the container's mounts: ",
+                         detached.error().message()));
     }
 }
 

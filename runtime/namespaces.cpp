@@ -12,47 +12,11 @@ namespace minirun::runtime {
 using spec::NamespaceType;
 
 int clone_flag_of(NamespaceType type) {
-    switch (type) {
-    case NamespaceType::pid:
-        return CLONE_NEWPID;
-    case NamespaceType::network:
-        return CLONE_NEWNET;
-    case NamespaceType::mount:
-        return CLONE_NEWNS;
-    case NamespaceType::ipc:
-        return CLONE_NEWIPC;
-    case NamespaceType::uts:
-        return CLONE_NEWUTS;
-    case NamespaceType::user:
-        return CLONE_NEWUSER;
-    case NamespaceType::cgroup:
-        return CLONE_NEWCGROUP;
-    case NamespaceType::time:
-        return CLONE_NEWTIME;
-    }
-    return 0;
+    return spec::namespace_kind(type).clone_flag;
 }
 
 std::string_view proc_ns_name(NamespaceType type) {
-    switch (type) {
-    case NamespaceType::pid:
-        return "pid";
-    case NamespaceType::network:
-        return "net";
-    case NamespaceType::mount:
-        return "mnt";
-    case NamespaceType::ipc:
-        return "ipc";
-    case NamespaceType::uts:
-        return "uts";
-    case NamespaceType::user:
-        return "user";
-    case NamespaceType::cgroup:
-        return "cgroup";
-    case NamespaceType::time:
-        return "time";
-    }
-    return "";
+    return spec::namespace_kind(type).proc_name;
 }
 
 Result<std::vector<OpenNamespace>> open_namespaces_to_join(const Plan& plan) {
@@ -79,25 +43,32 @@ Result<std::vector<OpenNamespace>> open_namespaces_to_join(const Plan& plan) {
     return opened;
 }
 
-Status join_namespaces(const std::vector<OpenNamespace>& namespaces) {
+std::vector<NamespaceEntry> entries_of(const std::vector<OpenNamespace>& namespaces) {
+    std::vector<NamespaceEntry> entries;
+    entries.reserve(namespaces.size());
     for (const OpenNamespace& ns : namespaces) {
-        if (::setns(ns.fd.get(), ns.target.clone_flag) < 0) {
-            return Error::from_errno(cat("join ", spec::namespace_type_name(ns.target.type),
-                                         " namespace ", quoted(ns.target.path)));
-        }
+        entries.push_back({ns.fd.get(), ns.target.clone_flag,
+                           cat("join ", spec::namespace_type_name(ns.target.type), " namespace ",
+                               quoted(ns.target.path))});
+    }
+    return entries;
+}
+
+Status join_namespaces(const std::vector<NamespaceEntry>& entries, Syscalls& sys) {
+    for (const NamespaceEntry& entry : entries) {
+        MR_TRY(checked(sys.setns(entry.fd, entry.clone_flag), entry.what));
     }
     return {};
 }
 
-Status unshare_remaining(const Plan& plan) {
+Status unshare_remaining(const Plan& plan, Syscalls& sys) {
     if (plan.unshare_flags == 0) {
         return {};
     }
     if (explain::enabled()) {
         explain::step(cat("unshare(", explain::clone_flag_names(plan.unshare_flags), ")"));
     }
-    return check_syscall(::unshare(static_cast<int>(plan.unshare_flags)),
-                         "unshare the container's namespaces");
+    return checked(sys.unshare(plan.unshare_flags), "unshare the container's namespaces");
 }
 
 } // namespace minirun::runtime

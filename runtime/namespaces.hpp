@@ -1,22 +1,34 @@
-// The namespace table and joining namespaces by path.
+// Joining namespaces: by path (the init), or a container's (a process `exec` starts).
 //
-// Each namespace type has a clone flag and a name under /proc/<pid>/ns/. What mini-run does
-// with each one lives in its own file: user.cpp, pid.cpp, mount.cpp (and rootfs.cpp),
-// net.cpp, ipc.cpp, uts.cpp, cgroup: cgroup_ns.cpp, time.cpp.
+// The table of namespace types (spec name, /proc name, clone flag) is spec::namespace_table()
+// (src/namespace_table.cpp). What mini-run does with each namespace lives in its own file,
+// each with its parent-side and child-side entry points:
+//
+//   user     user.cpp       parent: write_id_maps          init: become_namespace_root
+//   pid      pid.cpp        parent: JoinedForChildren      (clone() creates it)
+//   mount    mount*.cpp     parent: open_bind_sources      init: prepare_rootfs ... enter_root
+//   network  net.cpp                                       init: bring_up_loopback
+//   ipc      ipc.cpp        parent: warn_if_host_queues_exposed
+//   uts      uts.cpp                                       init: set_names
+//   cgroup   cgroup_ns.cpp  plan: unshare_after_joining    init: unshare_namespaces
+//   time     time.cpp                                      init: enter_new_time_namespace
 #pragma once
 
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 #include "minirun/spec.hpp"
 #include "plan.hpp"
+#include "syscalls.hpp"
+
+#include <string>
 
 #include <string_view>
 #include <vector>
 
 namespace minirun::runtime {
 
+// From the table: the CLONE_NEW* flag, and the entry under /proc/<pid>/ns/ ("net").
 int clone_flag_of(spec::NamespaceType type);
-// The entry under /proc/<pid>/ns/ ("net" for network, "mnt" for mount).
 std::string_view proc_ns_name(spec::NamespaceType type);
 
 // An open namespace file the init will setns() into.
@@ -30,12 +42,22 @@ struct OpenNamespace {
 // namespace is not among them: see pid.cpp.
 Result<std::vector<OpenNamespace>> open_namespaces_to_join(const Plan& plan);
 
-// In the init: setns() into the opened namespaces, in the plan's order (user first, so
-// the others are joined with the joined user namespace's privileges).
-Status join_namespaces(const std::vector<OpenNamespace>& namespaces);
+// A namespace to setns() into, and the words of the error if that fails.
+struct NamespaceEntry {
+    int fd = -1;
+    int clone_flag = 0;
+    std::string what; // "join network namespace \"/run/netns/x\""
+};
+
+// The init's entries for the namespaces opened above, in the plan's order.
+std::vector<NamespaceEntry> entries_of(const std::vector<OpenNamespace>& namespaces);
+
+// In the child: setns() into each, in order (user first, so the others are joined with
+// the joined user namespace's privileges).
+Status join_namespaces(const std::vector<NamespaceEntry>& entries, Syscalls& sys);
 
 // In the init, after joining: the namespaces that must be owned by a joined user
-// namespace are created now.
-Status unshare_remaining(const Plan& plan);
+// namespace (and a cgroup namespace, cgroup_ns.cpp) are created now.
+Status unshare_remaining(const Plan& plan, Syscalls& sys);
 
 } // namespace minirun::runtime

@@ -1,5 +1,6 @@
 #include "plan.hpp"
 
+#include "cgroup_ns.hpp"
 #include "fs.hpp"
 #include "namespaces.hpp"
 
@@ -97,13 +98,8 @@ Status plan_namespaces(Plan& plan) {
                          " namespace together with a new user namespace is not "
                          "supported"));
     }
-    // A cgroup namespace takes the cgroup its creator is in at that moment as its root.
-    // The init joins the container's v1 cgroups only after clone(), so it unshares the
-    // namespace itself once it is in them (init.cpp).
-    if ((new_flags & CLONE_NEWCGROUP) != 0) {
-        new_flags &= ~static_cast<unsigned long>(CLONE_NEWCGROUP);
-        plan.unshare_flags = CLONE_NEWCGROUP;
-    }
+    // A cgroup namespace is made by the init once it is in its cgroups (cgroup_ns.hpp).
+    cgroup_ns::unshare_after_joining(new_flags, plan.unshare_flags);
     plan.clone_flags = new_flags;
     plan.wait_for_parent = plan.wait_for_parent || creates_user;
     return {};

@@ -126,27 +126,26 @@ Status check_cwd_inside(const spec::Process& process) {
 
 } // namespace
 
-Status enter_cwd(const spec::Process& process) {
-    if (::chdir(process.cwd.c_str()) < 0) {
-        return Error::from_errno(cat("process.cwd: chdir ", quoted(process.cwd)));
-    }
+Status enter_cwd(const spec::Process& process, Syscalls& sys) {
+    MR_TRY(checked(sys.chdir(process.cwd), cat("process.cwd: chdir ", quoted(process.cwd))));
     return check_cwd_inside(process);
 }
 
-Result<bool> try_enter_cwd(const spec::Process& process) {
-    if (::chdir(process.cwd.c_str()) < 0) {
-        if (errno == EACCES || errno == EPERM) {
+Result<bool> try_enter_cwd(const spec::Process& process, Syscalls& sys) {
+    if (auto entered = sys.chdir(process.cwd); !entered) {
+        int error = entered.error().errno_value();
+        if (error == EACCES || error == EPERM) {
             return false;
         }
-        return Error::from_errno(cat("process.cwd: chdir ", quoted(process.cwd)));
+        return Error::from_errno(error, cat("process.cwd: chdir ", quoted(process.cwd)));
     }
     MR_TRY(check_cwd_inside(process));
     return true;
 }
 
-Status close_inherited_fds(int preserve_fds, std::vector<int> keep) {
-    auto close_range = [](unsigned first, unsigned last) {
-        return ::syscall(SYS_close_range, first, last, 0U);
+Status close_inherited_fds(int preserve_fds, std::vector<int> keep, Syscalls& sys) {
+    auto close_range = [&sys](unsigned first, unsigned last) {
+        return sys.close_range(first, last, 0U).ok() ? 0 : -1;
     };
     std::sort(keep.begin(), keep.end());
     auto next = static_cast<unsigned>(3 + preserve_fds);
@@ -167,7 +166,8 @@ Status close_inherited_fds(int preserve_fds, std::vector<int> keep) {
 }
 
 Status PreparedExec::prepare(const std::string& path, const spec::Process& process,
-                             int preserve_fds, std::string_view home, const ExecGate& gate) {
+                             int preserve_fds, std::string_view home, Syscalls& sys,
+                             const ExecGate& gate) {
     path_ = path;
     home_ = home;
     gate_ = gate;
@@ -205,9 +205,8 @@ Status PreparedExec::prepare(const std::string& path, const spec::Process& proce
     // reach the container. Marking them close-on-exec rather than closing them keeps our
     // own sync socket usable to report a failing execve.
     auto first = static_cast<unsigned>(3 + preserve_fds);
-    if (::syscall(SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-        return Error::from_errno("mark inherited fds close-on-exec");
-    }
+    MR_TRY(checked(sys.close_range(first, ~0U, CLOSE_RANGE_CLOEXEC),
+                   "mark inherited fds close-on-exec"));
     // The gate's two fds must outlive its execve; the gate marks them close-on-exec again.
     for (int fd : {gate.report_to, gate.start_fifo}) {
         if (gate.program >= 0 && fd >= 0 && ::fcntl(fd, F_SETFD, 0) < 0) {
@@ -226,15 +225,17 @@ Status PreparedExec::prepare(const std::string& path, const spec::Process& proce
     return {};
 }
 
-Status PreparedExec::run() const {
+Status PreparedExec::run(Syscalls& sys) const {
     if (gate_.program < 0) {
-        ::execve(path_.c_str(), argv_.data(), envp_.data());
-        int error = errno;
+        Status failed = sys.execve(-1, path_, argv_.data(), envp_.data());
+        int error = failed.ok() ? 0 : failed.error().errno_value();
+        if (error == 0) {
+            return {}; // only a fake's execve returns without an error
+        }
         // runc: exec /x: exec format error (the gate, exec_gate/stub.cpp, words it the same)
         return Error(error, cat("exec ", path_, ": ", go_error_text(error)));
     }
-    ::execveat(gate_.program, "", argv_.data(), envp_.data(), AT_EMPTY_PATH);
-    return Error::from_errno("exec the exec gate");
+    return checked(sys.execve(gate_.program, "", argv_.data(), envp_.data()), "exec the exec gate");
 }
 
 } // namespace minirun::runtime::process

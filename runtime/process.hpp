@@ -3,6 +3,7 @@
 
 #include "minirun/error.hpp"
 #include "minirun/spec.hpp"
+#include "syscalls.hpp"
 
 #include <sys/types.h>
 
@@ -25,18 +26,18 @@ Result<std::string> find_executable(const spec::Process& process);
 // chdir() to process.cwd and check that the result is inside the container: a cwd
 // that resolves through a leaked fd (/proc/self/fd/N) would land on the host
 // (CVE-2024-21626).
-Status enter_cwd(const spec::Process& process);
+Status enter_cwd(const spec::Process& process, Syscalls& sys);
 
 // enter_cwd() while still privileged, as runc does: a user may start in a directory only
 // root could reach. false when root was refused (EACCES, EPERM: in a user namespace, say);
 // the caller then tries again as the process's user, who may own the directory.
-Result<bool> try_enter_cwd(const spec::Process& process);
+Result<bool> try_enter_cwd(const spec::Process& process, Syscalls& sys);
 
 // Closes every fd from 3 + `preserve_fds` up, except `keep` (mini-run's own). The init and
 // exec'd processes call it first thing: a caller's leaked fd (a directory, say) must not
 // stay reachable through /proc/<pid>/fd while the container waits to start
 // (CVE-2024-21626 class).
-Status close_inherited_fds(int preserve_fds, std::vector<int> keep);
+Status close_inherited_fds(int preserve_fds, std::vector<int> keep, Syscalls& sys);
 
 // The exec gate (exec_gate.hpp) to exec through, and what its program needs.
 struct ExecGate {
@@ -73,9 +74,9 @@ public:
 
     // `home` ("HOME=/root", from missing_home) is added to process.env when not empty.
     Status prepare(const std::string& path, const spec::Process& process, int preserve_fds,
-                   std::string_view home, const ExecGate& gate = {});
+                   std::string_view home, Syscalls& sys, const ExecGate& gate = {});
     // Returns only on failure.
-    [[nodiscard]] Status run() const;
+    [[nodiscard]] Status run(Syscalls& sys) const;
     // The --explain line of the exec (empty without --explain), for the caller to print
     // before the seccomp filter goes on.
     [[nodiscard]] const std::string& explanation() const { return explanation_; }

@@ -345,7 +345,7 @@ Filter::~Filter() {
     }
 }
 
-Result<UniqueFd> Filter::load() const {
+Result<UniqueFd> Filter::load(Syscalls& sys) const {
     if (ctx_ == nullptr) {
         return UniqueFd();
     }
@@ -357,14 +357,10 @@ Result<UniqueFd> Filter::load() const {
     }
     sock_fprog program{static_cast<unsigned short>(program_.size()),
                        const_cast<sock_filter*>(program_.data())}; // NOLINT: the kernel reads it
-    long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &program);
-    if (rc < 0) {
-        return Error::from_errno("load the seccomp filter");
-    }
+    MR_ASSIGN(int rc, sys.seccomp_set_filter(flags, program));
     // With a listener the kernel returns it, close-on-exec already, so no fcntl is needed;
     // and none is wanted: from here on, every syscall may be one the agent has to answer.
-    return (flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0 ? UniqueFd(static_cast<int>(rc))
-                                                           : UniqueFd();
+    return (flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0 ? UniqueFd(rc) : UniqueFd();
 }
 
 Result<UniqueFd> connect_listener(const std::string& path) {

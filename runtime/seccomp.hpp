@@ -10,6 +10,7 @@
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 #include "minirun/spec.hpp"
+#include "syscalls.hpp"
 
 #include <linux/filter.h>
 #include <seccomp.h>
@@ -41,7 +42,7 @@ public:
 
     // Loads the filter into the calling process. With notify rules, returns the listener
     // fd (close-on-exec); otherwise an invalid fd.
-    [[nodiscard]] Result<UniqueFd> load() const;
+    [[nodiscard]] Result<UniqueFd> load(Syscalls& sys) const;
 
 private:
     scmp_filter_ctx ctx_ = nullptr;

@@ -56,7 +56,7 @@ Status apply_lsm_labels(const ProcessSecurity& security) {
 
 // `then`: the --explain line of the step after the filter (the exec), printed before the
 // filter goes on, since after it nothing but the exec is ours to call.
-Status load_seccomp(const ProcessSecurity& security, const ListenerState& listener,
+Status load_seccomp(const ProcessSecurity& security, const ListenerState& listener, Syscalls& sys,
                     std::string_view then = {}) {
     if (security.seccomp.empty()) {
         if (!then.empty()) {
@@ -72,7 +72,7 @@ Status load_seccomp(const ProcessSecurity& security, const ListenerState& listen
             explain::step(then);
         }
     }
-    MR_ASSIGN(UniqueFd notify, security.seccomp.load());
+    MR_ASSIGN(UniqueFd notify, security.seccomp.load(sys));
     if (notify && listener.socket >= 0) {
         MR_TRY_WRAP(seccomp::send_to_listener(listener.socket, notify.get(), listener.oci_version,
                                               listener.pid, security.seccomp_metadata,
@@ -137,29 +137,29 @@ Status drop_privileges(const ProcessSecurity& security, const spec::User& user, 
     MR_TRY(apply_lsm_labels(security));
     // Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: last chance is now.
     if (!security.no_new_privileges) {
-        MR_TRY(load_seccomp(security, listener));
+        MR_TRY(load_seccomp(security, listener, sys));
     }
     if (security.capabilities) {
         // Dropping from the bounding set needs CAP_SETPCAP, which the uid switch may take.
-        MR_TRY(caps::drop_bounding(*security.capabilities, security.last_cap));
+        MR_TRY(caps::drop_bounding(*security.capabilities, security.last_cap, sys));
         // Without keep-caps, setresuid() to a non-root uid clears the permitted set.
-        MR_TRY(caps::keep_across_uid_switch());
+        MR_TRY(caps::keep_across_uid_switch(sys));
     }
     MR_TRY(user::apply_process_identity(user, sys));
     if (security.capabilities) {
-        MR_TRY(caps::apply(*security.capabilities));
+        MR_TRY(caps::apply(*security.capabilities, sys));
     }
     if (security.no_new_privileges) {
         explain::step("prctl(PR_SET_NO_NEW_PRIVS, 1): no exec can gain privileges");
-        MR_TRY(check_syscall(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "process.noNewPrivileges"));
+        MR_TRY(checked(sys.prctl(PR_SET_NO_NEW_PRIVS, 1), "process.noNewPrivileges"));
     }
     return {};
 }
 
-Status before_exec(const ProcessSecurity& security, const ListenerState& listener,
+Status before_exec(const ProcessSecurity& security, const ListenerState& listener, Syscalls& sys,
                    std::string_view then) {
     if (security.no_new_privileges) {
-        return load_seccomp(security, listener, then);
+        return load_seccomp(security, listener, sys, then);
     }
     if (!then.empty()) {
         explain::step(then);

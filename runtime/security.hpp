@@ -54,7 +54,7 @@ Status drop_privileges(const ProcessSecurity& security, const spec::User& user, 
 
 // Right before execve: the seccomp filter when no_new_privs is on, so that none of
 // mini-run's own work runs under it. `then` is the exec's --explain line, printed first.
-Status before_exec(const ProcessSecurity& security, const ListenerState& listener,
+Status before_exec(const ProcessSecurity& security, const ListenerState& listener, Syscalls& sys,
                    std::string_view then = {});
 
 } // namespace minirun::runtime::security

@@ -13,12 +13,6 @@ namespace {
 using Header = SyncFrameHeader;
 constexpr size_t kMaxFrame = kMaxSyncFrame;
 
-SyncEvent end_of_stream() {
-    SyncEvent event;
-    event.eof = true;
-    return event;
-}
-
 // sendmsg with an optional fd, retried on EINTR, never raising SIGPIPE.
 ssize_t send_frame(int socket, const void* data, size_t length, int fd) {
     iovec iov{const_cast<void*>(data), length}; // NOLINT(cppcoreguidelines-pro-type-const-cast)
@@ -44,17 +38,17 @@ ssize_t send_frame(int socket, const void* data, size_t length, int fd) {
 
 } // namespace
 
-Result<std::pair<SyncSocket, SyncSocket>> SyncSocket::create_pair() {
+Result<std::pair<ParentEnd, InitEnd>> create_sync_pair() {
     std::array<int, 2> fds{};
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds.data()) < 0) {
         return Error::from_errno("socketpair");
     }
-    return std::pair{SyncSocket(UniqueFd(fds[0])), SyncSocket(UniqueFd(fds[1]))};
+    return std::pair{ParentEnd(UniqueFd(fds[0])), InitEnd(UniqueFd(fds[1]))};
 }
 
-Status SyncSocket::send(SyncMessage message, std::string_view payload, int fd) {
+Status SyncChannel::send(uint32_t message, std::string_view payload, int fd) {
     std::array<char, kMaxFrame> frame{};
-    Header header{static_cast<uint32_t>(message), 0};
+    Header header{message, 0};
     std::memcpy(frame.data(), &header, sizeof(header));
     size_t length = std::min(payload.size(), frame.size() - sizeof(header));
     if (length > 0) { // an empty string_view may have a null data()
@@ -66,16 +60,16 @@ Status SyncSocket::send(SyncMessage message, std::string_view payload, int fd) {
     return {};
 }
 
-void SyncSocket::send_error(const Error& error) {
+void SyncChannel::send_error(const Error& error) {
     std::array<char, kMaxFrame> frame{};
-    Header header{static_cast<uint32_t>(SyncMessage::kError), error.errno_value()};
+    Header header{static_cast<uint32_t>(ToParent::kError), error.errno_value()};
     std::memcpy(frame.data(), &header, sizeof(header));
     size_t length = std::min(error.message().size(), frame.size() - sizeof(header));
     std::memcpy(frame.data() + sizeof(header), error.message().data(), length);
     (void)send_frame(fd_.get(), frame.data(), sizeof(header) + length, -1);
 }
 
-Result<SyncEvent> SyncSocket::receive() {
+Result<SyncEvent<uint32_t>> SyncChannel::receive(std::initializer_list<uint32_t> accepted) {
     std::array<char, kMaxFrame> frame{};
     iovec iov{frame.data(), frame.size()};
     alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> control{};
@@ -88,17 +82,19 @@ Result<SyncEvent> SyncSocket::receive() {
     do {
         got = ::recvmsg(fd_.get(), &message, MSG_CMSG_CLOEXEC);
     } while (got < 0 && errno == EINTR);
+    SyncEvent<uint32_t> event;
     if (got < 0) {
         // ECONNRESET: the peer died with a frame unread; that is an end of stream too.
         if (errno == ECONNRESET) {
-            return end_of_stream();
+            event.eof = true;
+            return event;
         }
         return Error::from_errno("sync socket: receive");
     }
     if (got == 0) {
-        return end_of_stream();
+        event.eof = true;
+        return event;
     }
-    SyncEvent event;
     for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
          header = CMSG_NXTHDR(&message, header)) {
         if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
@@ -112,21 +108,54 @@ Result<SyncEvent> SyncSocket::receive() {
     }
     Header header{};
     std::memcpy(&header, frame.data(), sizeof(header));
-    event.message = static_cast<SyncMessage>(header.message);
+    if (std::find(accepted.begin(), accepted.end(), header.message) == accepted.end()) {
+        return Error(EPROTO, cat("sync socket: unexpected message ", header.message));
+    }
+    event.message = header.message;
     event.payload.assign(frame.data() + sizeof(header), static_cast<size_t>(got) - sizeof(header));
-    if (event.message == SyncMessage::kError) {
+    if (header.message == static_cast<uint32_t>(ToParent::kError)) {
         event.error = Error(header.error_number, event.payload);
     }
     return event;
 }
 
-Result<SyncEvent> SyncSocket::expect(SyncMessage expected) {
-    MR_ASSIGN(SyncEvent event, receive());
+namespace {
+
+template <typename Message>
+SyncEvent<Message> typed(SyncEvent<uint32_t>&& raw) {
+    return {raw.eof, static_cast<Message>(raw.message), std::move(raw.payload), std::move(raw.fd),
+            std::move(raw.error)};
+}
+
+uint32_t wire(auto message) {
+    return static_cast<uint32_t>(message);
+}
+
+} // namespace
+
+template <typename Send, typename Receive>
+Result<SyncEvent<Receive>> SyncEnd<Send, Receive>::receive() {
+    if constexpr (std::is_same_v<Receive, ToParent>) {
+        MR_ASSIGN(auto raw, channel_.receive({wire(ToParent::kRunHooks), wire(ToParent::kConsole),
+                                              wire(ToParent::kCreated), wire(ToParent::kError)}));
+        return typed<Receive>(std::move(raw));
+    } else {
+        MR_ASSIGN(auto raw,
+                  channel_.receive({wire(ToInit::kParentReady), wire(ToInit::kHooksDone)}));
+        return typed<Receive>(std::move(raw));
+    }
+}
+
+template <typename Send, typename Receive>
+Result<SyncEvent<Receive>> SyncEnd<Send, Receive>::expect(Receive expected) {
+    MR_ASSIGN(SyncEvent<Receive> event, receive());
     if (event.eof) {
         return Error(EPIPE, "the other side of the sync socket went away");
     }
-    if (event.message == SyncMessage::kError) {
-        return event.error;
+    if constexpr (std::is_same_v<Receive, ToParent>) {
+        if (event.message == ToParent::kError) {
+            return event.error;
+        }
     }
     if (event.message != expected) {
         return Error(EPROTO, cat("sync socket: expected message ", static_cast<int>(expected),
@@ -134,6 +163,9 @@ Result<SyncEvent> SyncSocket::expect(SyncMessage expected) {
     }
     return event;
 }
+
+template class SyncEnd<ToInit, ToParent>;
+template class SyncEnd<ToParent, ToInit>;
 
 Status send_fd(int socket, int fd, std::string_view payload) {
     if (payload.empty()) {

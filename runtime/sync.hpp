@@ -20,6 +20,9 @@
 //                                             closed the init's close-on-exec end
 //   ◄─────────────────────────── kError       on any failure, then _exit(1)
 //
+// The messages of each direction are their own type (sync_wire.hpp: ToInit, ToParent), and
+// each end may only send its own (SyncEnd).
+//
 // EOF without a kError means the exec happened (or the init died: waitpid tells). No
 // exceptions cross this boundary: the init turns every failure into a kError frame.
 #pragma once
@@ -30,34 +33,34 @@
 #include "sync_wire.hpp"
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 namespace minirun::runtime {
 
 // What arrived: a message, or the end of the stream (the peer exec'd or exited).
+template <typename Message>
 struct SyncEvent {
     bool eof = false;
-    SyncMessage message = SyncMessage::kError;
+    Message message{};
     std::string payload;
     UniqueFd fd; // the frame's fd, if it carried one (close-on-exec)
-    Error error; // for kError: the init's errno and message
+    Error error; // for ToParent::kError: the sender's errno and message
 };
 
-class SyncSocket {
+// The untyped frames, for the typed ends below.
+class SyncChannel {
 public:
-    SyncSocket() = default;
-    explicit SyncSocket(UniqueFd fd) : fd_(std::move(fd)) {}
+    SyncChannel() = default;
+    explicit SyncChannel(UniqueFd fd) : fd_(std::move(fd)) {}
 
-    // Creates the pair: first for the parent, second for the init.
-    static Result<std::pair<SyncSocket, SyncSocket>> create_pair();
-
-    Status send(SyncMessage message, std::string_view payload = {}, int fd = -1);
-    // Best effort: used on the way out of a failing init.
+    Status send(uint32_t message, std::string_view payload, int fd);
     void send_error(const Error& error);
-    Result<SyncEvent> receive();
-    // Receives one frame and checks it is `expected` (a kError is returned as the error).
-    Result<SyncEvent> expect(SyncMessage expected);
+    // A frame, or eof; a message number outside `accepted` is an EPROTO error.
+    Result<SyncEvent<uint32_t>> receive(std::initializer_list<uint32_t> accepted);
 
     [[nodiscard]] int fd() const { return fd_.get(); }
     void close() { fd_.reset(); }
@@ -65,6 +68,38 @@ public:
 private:
     UniqueFd fd_;
 };
+
+// One end of the socket: sends `Send`, receives `Receive`. So the parent cannot send what
+// only the init may, and a message of the wrong direction does not compile.
+template <typename Send, typename Receive>
+class SyncEnd {
+public:
+    SyncEnd() = default;
+    explicit SyncEnd(UniqueFd fd) : channel_(std::move(fd)) {}
+
+    Status send(Send message, std::string_view payload = {}, int fd = -1) {
+        return channel_.send(static_cast<uint32_t>(message), payload, fd);
+    }
+    // Best effort, on the way out of a failing child: only the child's end has it.
+    void send_error(const Error& error) requires std::is_same_v<Send, ToParent> {
+        channel_.send_error(error);
+    }
+    Result<SyncEvent<Receive>> receive();
+    // Receives one frame and checks it is `expected` (a kError is returned as the error).
+    Result<SyncEvent<Receive>> expect(Receive expected);
+
+    [[nodiscard]] int fd() const { return channel_.fd(); }
+    void close() { channel_.close(); }
+
+private:
+    SyncChannel channel_;
+};
+
+using ParentEnd = SyncEnd<ToInit, ToParent>; // mini-run's
+using InitEnd = SyncEnd<ToParent, ToInit>;   // the child's
+
+// The pair: first for the parent, second for the child.
+Result<std::pair<ParentEnd, InitEnd>> create_sync_pair();
 
 // One sendmsg(2) carrying exactly one fd and a non-empty payload: the shape engines expect
 // on a --console-socket (conmon checks the control length, go-runc wants exactly one fd).

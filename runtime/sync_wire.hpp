@@ -8,13 +8,20 @@
 
 namespace minirun::runtime {
 
-enum class SyncMessage : uint32_t {
-    kParentReady = 1,
-    kRunHooks = 2,
-    kHooksDone = 3,
-    kConsole = 4,
-    kCreated = 5,
-    kError = 6,
+// The messages of each direction, with their numbers on the wire. No number is used in
+// both directions, so a frame read on the wrong end is refused, not misread.
+//
+// parent -> init
+enum class ToInit : uint32_t {
+    kParentReady = 1, // payload: the init's host pid, as text
+    kHooksDone = 3,   // prestart and createRuntime hooks ran
+};
+// init (or an exec'd process, or the exec gate) -> parent
+enum class ToParent : uint32_t {
+    kRunHooks = 2, // the environment exists: run prestart and createRuntime now
+    kConsole = 4,  // the fd: the pty's master
+    kCreated = 5,  // set up; waiting for start
+    kError = 6,    // header.error_number: the errno; payload: the message. Then _exit(1)
 };
 
 // A frame is this header, then up to kMaxSyncFrame - 8 bytes of payload (for kError: the

@@ -10,19 +10,20 @@
 
 namespace minirun::runtime::time_ns {
 
-Status enter_new_time_namespace(const Plan& plan) {
+Status enter_new_time_namespace(const Plan& plan, Syscalls& sys) {
     if (explain::enabled()) {
         explain::step(cat("unshare(CLONE_NEWTIME), write timens_offsets ",
                           quoted(plan.time_offsets), ", setns(time_for_children)"));
     }
-    MR_TRY(check_syscall(::unshare(CLONE_NEWTIME), "unshare time namespace"));
+    MR_TRY(checked(sys.unshare(CLONE_NEWTIME), "unshare time namespace"));
     if (!plan.time_offsets.empty()) {
         // The init is non-dumpable, which makes its /proc files belong to the host's root:
         // inside a user namespace it could not open its own timens_offsets. Dumpable only
         // for this write; nothing of the container runs yet to take advantage.
-        ::prctl(PR_SET_DUMPABLE, 1);
+        MR_TRY(checked(sys.prctl(PR_SET_DUMPABLE, 1), "linux.timeOffsets: set dumpable"));
         auto written = fs::write_file("/proc/self/timens_offsets", plan.time_offsets);
-        ::prctl(PR_SET_DUMPABLE, 0);
+        // Non-dumpable again before anything else, even when the write failed.
+        MR_TRY(checked(sys.prctl(PR_SET_DUMPABLE, 0), "linux.timeOffsets: set non-dumpable"));
         if (!written) {
             return written.error().wrap("linux.timeOffsets");
         }
@@ -31,7 +32,7 @@ Status enter_new_time_namespace(const Plan& plan) {
     if (!ns) {
         return Error::from_errno("open /proc/self/ns/time_for_children");
     }
-    return check_syscall(::setns(ns.get(), CLONE_NEWTIME), "enter time namespace");
+    return checked(sys.setns(ns.get(), CLONE_NEWTIME), "enter time namespace");
 }
 
 } // namespace minirun::runtime::time_ns

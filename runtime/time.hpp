@@ -9,9 +9,10 @@
 
 #include "minirun/error.hpp"
 #include "plan.hpp"
+#include "syscalls.hpp"
 
 namespace minirun::runtime::time_ns {
 
-Status enter_new_time_namespace(const Plan& plan);
+Status enter_new_time_namespace(const Plan& plan, Syscalls& sys);
 
 } // namespace minirun::runtime::time_ns

@@ -894,39 +894,6 @@ Result<std::string> read_config_file(const std::string& path) {
 
 } // namespace
 
-std::string_view namespace_type_name(NamespaceType type) {
-    switch (type) {
-    case NamespaceType::pid:
-        return "pid";
-    case NamespaceType::network:
-        return "network";
-    case NamespaceType::mount:
-        return "mount";
-    case NamespaceType::ipc:
-        return "ipc";
-    case NamespaceType::uts:
-        return "uts";
-    case NamespaceType::user:
-        return "user";
-    case NamespaceType::cgroup:
-        return "cgroup";
-    case NamespaceType::time:
-        return "time";
-    }
-    return "unknown";
-}
-
-std::optional<NamespaceType> namespace_type_from_name(std::string_view name) {
-    for (auto type :
-         {NamespaceType::pid, NamespaceType::network, NamespaceType::mount, NamespaceType::ipc,
-          NamespaceType::uts, NamespaceType::user, NamespaceType::cgroup, NamespaceType::time}) {
-        if (namespace_type_name(type) == name) {
-            return type;
-        }
-    }
-    return std::nullopt;
-}
-
 const Namespace* Linux::find_namespace(NamespaceType type) const {
     for (const Namespace& ns : namespaces) {
         if (ns.type == type) {

@@ -2,12 +2,18 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/mount.h>
+#include <linux/seccomp.h>
+#include <sched.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <array>
 
 namespace minirun {
 namespace {
@@ -98,6 +104,56 @@ public:
         return check_syscall(::chdir(path.c_str()), cat("chdir ", path));
     }
     Status fchdir(int fd) override { return check_syscall(::fchdir(fd), "fchdir"); }
+    Status setns(int fd, int nstype) override {
+        return check_syscall(::setns(fd, nstype), "setns");
+    }
+    Status unshare(unsigned long flags) override {
+        return check_syscall(::unshare(static_cast<int>(flags)), "unshare");
+    }
+    Status setsid() override { return check_syscall(::setsid() < 0 ? -1 : 0, "setsid"); }
+    Result<int> prctl(int option, unsigned long arg2, unsigned long arg3) override {
+        int result = ::prctl(option, arg2, arg3, 0UL, 0UL);
+        if (result < 0) {
+            return Error::from_errno(cat("prctl(", option, ")"));
+        }
+        return result;
+    }
+    Status capset(uint64_t effective, uint64_t permitted, uint64_t inheritable) override {
+        // The raw system call rather than libcap's cap_set_proc(): no allocations, and only
+        // this thread is meant (the init is single-threaded).
+        __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+        std::array<__user_cap_data_struct, 2> data{};
+        for (size_t i = 0; i < data.size(); ++i) {
+            data[i].effective = static_cast<uint32_t>(effective >> (32 * i));
+            data[i].permitted = static_cast<uint32_t>(permitted >> (32 * i));
+            data[i].inheritable = static_cast<uint32_t>(inheritable >> (32 * i));
+        }
+        return check_syscall(static_cast<int>(::syscall(SYS_capset, &header, data.data())),
+                             "capset");
+    }
+    Result<int> seccomp_set_filter(unsigned int flags, const sock_fprog& program) override {
+        long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &program);
+        if (rc < 0) {
+            return Error::from_errno("load the seccomp filter");
+        }
+        return static_cast<int>(rc);
+    }
+    Status close_range(unsigned int first, unsigned int last, unsigned int flags) override {
+        return check_syscall(static_cast<int>(::syscall(SYS_close_range, first, last, flags)),
+                             "close_range");
+    }
+    void set_signal_mask(const sigset_t& mask) override {
+        ::sigprocmask(SIG_SETMASK, &mask, nullptr);
+    }
+    Status execve(int fd, const std::string& path, char* const argv[],
+                  char* const envp[]) override {
+        if (fd >= 0) {
+            ::execveat(fd, "", argv, envp, AT_EMPTY_PATH);
+        } else {
+            ::execve(path.c_str(), argv, envp);
+        }
+        return Error::from_errno("execve");
+    }
 };
 
 } // namespace

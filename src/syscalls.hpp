@@ -1,17 +1,26 @@
 // The system calls that change a container's view of the world, behind an interface.
 //
-// The runtime core calls these through `Syscalls&`, so its logic (which mounts, in which
-// order, with which flags; which ids in which order) runs unchanged in unit tests against
-// a recording fake, without root. Production code uses linux_syscalls().
+// The runtime core calls these through `Syscalls&`, handed down from the top (create, exec)
+// to every step, so its logic (which mounts, in which order, with which flags; which ids,
+// capabilities and filters in which order) runs unchanged in unit tests against a
+// recording fake (tests/unit/fake_syscalls.hpp), without root; the fake can also make any
+// call fail with any errno. Production code uses linux_syscalls().
+//
+// What goes through here: everything that changes the process's namespaces, identity,
+// privileges, file system view or program (mounts, setns/unshare, ids, capabilities,
+// prctl, seccomp, chdir, the exec). Reads (stat, /proc files) and the sync socket do not.
 #pragma once
 
 #include "minirun/error.hpp"
 
+#include <linux/filter.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace minirun {
@@ -57,9 +66,39 @@ public:
     virtual void umask(mode_t mask) = 0;
     virtual Status chdir(const std::string& path) = 0;
     virtual Status fchdir(int fd) = 0;
+
+    // Namespaces: setns(2) into the namespace `fd` names (`nstype` a CLONE_NEW* flag or 0),
+    // unshare(2) of CLONE_NEW* `flags`.
+    virtual Status setns(int fd, int nstype) = 0;
+    virtual Status unshare(unsigned long flags) = 0;
+    virtual Status setsid() = 0;
+    // prctl(2) with up to two arguments; its non-negative result (PR_CAPBSET_READ's 0/1).
+    virtual Result<int> prctl(int option, unsigned long arg2 = 0, unsigned long arg3 = 0) = 0;
+    // capset(2) of this thread's three sets, as 64-bit masks (bit N: capability N).
+    virtual Status capset(uint64_t effective, uint64_t permitted, uint64_t inheritable) = 0;
+    // seccomp(SECCOMP_SET_MODE_FILTER, flags, program): the listener fd with
+    // SECCOMP_FILTER_FLAG_NEW_LISTENER, otherwise 0.
+    virtual Result<int> seccomp_set_filter(unsigned int flags, const sock_fprog& program) = 0;
+    // close_range(2).
+    virtual Status close_range(unsigned int first, unsigned int last, unsigned int flags) = 0;
+    virtual void set_signal_mask(const sigset_t& mask) = 0;
+    // execve(2) of `path`, or with `fd` >= 0 execveat(fd, "", AT_EMPTY_PATH). They return
+    // only on failure (the fake: when it was told to fail, or a recorded success).
+    virtual Status execve(int fd, const std::string& path, char* const argv[],
+                          char* const envp[]) = 0;
 };
 
 // The real system calls.
 Syscalls& linux_syscalls();
+
+// A seam call's failure in the caller's words, "<context>: <strerror>", its errno kept:
+// the text the caller's own check_syscall() would have made.
+template <typename T>
+Status checked(const Result<T>& result, std::string_view context) {
+    if (result) {
+        return {};
+    }
+    return Error::from_errno(result.error().errno_value(), context);
+}
 
 } // namespace minirun

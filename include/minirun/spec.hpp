@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,19 @@ struct Hooks {
 };
 
 enum class NamespaceType { pid, network, mount, ipc, uts, user, cgroup, time };
+
+// The namespace table (namespace_table.cpp): one row per type, everything mini-run needs to
+// know about a type's name and flag. Rows are in the order namespaces are joined: the user
+// namespace first (its privileges decide whether the others may be joined), the PID
+// namespace last (setns() into it applies to children only).
+struct NamespaceKind {
+    NamespaceType type = NamespaceType::pid;
+    std::string_view spec_name; // linux.namespaces[].type: "network"
+    std::string_view proc_name; // /proc/<pid>/ns/<name>: "net"
+    int clone_flag = 0;         // CLONE_NEWNET
+};
+std::span<const NamespaceKind> namespace_table();
+const NamespaceKind& namespace_kind(NamespaceType type);
 
 // The spec's name for a namespace type ("network"), and the reverse.
 std::string_view namespace_type_name(NamespaceType type);

@@ -139,7 +139,7 @@ struct Text {
         text.add_number(error);
     }
     minirun::runtime::SyncFrameHeader header{
-        static_cast<uint32_t>(minirun::runtime::SyncMessage::kError), static_cast<int32_t>(error)};
+        static_cast<uint32_t>(minirun::runtime::ToParent::kError), static_cast<int32_t>(error)};
     __builtin_memcpy(text.bytes, &header, sizeof(header));
     long sent = -1;
     if (sync >= 0) {

@@ -1,14 +1,20 @@
 // A Syscalls that records what the runtime asks for instead of doing it, so the order and
-// flags of mounts, devices and id changes are checked without root.
+// flags of mounts, devices, id changes, capabilities and the exec are checked without root.
+//
+// Any call can be made to fail: fail("setresuid", EPERM) fails the next setresuid,
+// fail_call(7, EIO) the 7th call of any kind (counted from 1, in `calls` order). A failed
+// call is recorded too, with " -> failed" after it.
 #pragma once
 
 #include "fs.hpp"
 #include "syscalls.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +33,27 @@ public:
     std::vector<MountCall> mounts;
     std::vector<std::string> calls; // "setresuid 0", "mknod /dev/null", ...
     unsigned long statvfs_flags = 0;
+    // prctl(PR_CAPBSET_READ) answers 1 (present) for every capability.
+    int capbset_read_answer = 1;
+
+    void fail(const std::string& name, int error) { fail_by_name_[name] = error; }
+    void fail_call(size_t number, int error) {
+        fail_number_ = number;
+        fail_number_errno_ = error;
+    }
+    // The calls' names only ("setresuid", "prctl PR_SET_KEEPCAPS"), in order.
+    [[nodiscard]] std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        for (const std::string& call : calls) {
+            std::string name = call.substr(0, call.find(' '));
+            if (name == "prctl") {
+                size_t end = call.find(' ', 6);
+                name = call.substr(0, end);
+            }
+            out.push_back(name);
+        }
+        return out;
+    }
 
     // `/proc/self/fd/N` → the real path, so tests can compare against the temp rootfs.
     static std::string resolve(const std::string& path) {
@@ -41,23 +68,17 @@ public:
     Status mount(const std::string& source, const std::string& target, const std::string& fstype,
                  unsigned long flags, const std::string& data) override {
         mounts.push_back({source, resolve(target), fstype, flags, data});
-        calls.push_back("mount " + resolve(target));
-        return {};
+        return record("mount " + resolve(target));
     }
     Status umount2(const std::string& target, int /*flags*/) override {
-        calls.push_back("umount " + target);
-        return {};
+        return record("umount " + target);
     }
     Status pivot_root(const std::string& new_root, const std::string& put_old) override {
-        calls.push_back("pivot_root " + new_root + " " + put_old);
-        return {};
+        return record("pivot_root " + new_root + " " + put_old);
     }
-    Status chroot(const std::string& path) override {
-        calls.push_back("chroot " + path);
-        return {};
-    }
+    Status chroot(const std::string& path) override { return record("chroot " + path); }
     Status mknodat(int dir_fd, const std::string& name, mode_t mode, dev_t /*device*/) override {
-        calls.push_back("mknod " + resolve(fs::fd_path(dir_fd)) + "/" + name);
+        MR_TRY(record("mknod " + resolve(fs::fd_path(dir_fd)) + "/" + name));
         // A real file, so that later steps see it exist.
         int fd = ::openat(dir_fd, name.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, mode & 0777);
         if (fd >= 0) {
@@ -66,23 +87,21 @@ public:
         return {};
     }
     Status symlinkat(const std::string& target, int dir_fd, const std::string& name) override {
-        calls.push_back("symlink " + resolve(fs::fd_path(dir_fd)) + "/" + name + " -> " + target);
+        MR_TRY(record("symlink " + resolve(fs::fd_path(dir_fd)) + "/" + name + " -> " + target));
         return check_syscall(::symlinkat(target.c_str(), dir_fd, name.c_str()), "symlink");
     }
     Status fchownat(int dir_fd, const std::string& name, uid_t uid, gid_t gid,
                     int /*flags*/) override {
-        calls.push_back(cat("chown ", resolve(fs::fd_path(dir_fd)), "/", name, " ", uid, ":", gid));
-        return {};
+        return record(cat("chown ", resolve(fs::fd_path(dir_fd)), "/", name, " ", uid, ":", gid));
     }
     Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
                          uint64_t attr_clr) override {
-        calls.push_back(cat("mount_setattr ", resolve(path), recursive ? " recursive" : "", " set ",
-                            attr_set, " clear ", attr_clr));
-        return {};
+        return record(cat("mount_setattr ", resolve(path), recursive ? " recursive" : "", " set ",
+                          attr_set, " clear ", attr_clr));
     }
     // Without root there is no detached mount to make: an O_PATH fd of the source stands in.
     Result<int> open_tree_clone(const std::string& path, bool recursive) override {
-        calls.push_back(cat("open_tree ", path, recursive ? " recursive" : ""));
+        MR_TRY(record(cat("open_tree ", path, recursive ? " recursive" : "")));
         int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
         if (fd < 0) {
             return Error::from_errno("open_tree");
@@ -91,46 +110,92 @@ public:
     }
     Status move_mount(int from_fd, int target_fd) override {
         std::string target = resolve(fs::fd_path(target_fd));
-        calls.push_back(cat("move_mount ", resolve(fs::fd_path(from_fd)), " ", target));
+        MR_TRY(record(cat("move_mount ", resolve(fs::fd_path(from_fd)), " ", target)));
         mounts.push_back({resolve(fs::fd_path(from_fd)), target, "", 0, ""});
         return {};
     }
     Result<unsigned long> mount_flags_of(const std::string& /*path*/) override {
         return statvfs_flags;
     }
-    Status sethostname(const std::string& name) override {
-        calls.push_back("sethostname " + name);
-        return {};
-    }
+    Status sethostname(const std::string& name) override { return record("sethostname " + name); }
     Status setdomainname(const std::string& name) override {
-        calls.push_back("setdomainname " + name);
-        return {};
+        return record("setdomainname " + name);
     }
     Status setgroups(const std::vector<gid_t>& groups) override {
         std::string line = "setgroups";
         for (gid_t gid : groups) {
             line += cat(" ", gid);
         }
-        calls.push_back(line);
-        return {};
+        return record(line);
     }
-    Status setresgid(gid_t gid) override {
-        calls.push_back(cat("setresgid ", gid));
-        return {};
-    }
-    Status setresuid(uid_t uid) override {
-        calls.push_back(cat("setresuid ", uid));
-        return {};
-    }
+    Status setresgid(gid_t gid) override { return record(cat("setresgid ", gid)); }
+    Status setresuid(uid_t uid) override { return record(cat("setresuid ", uid)); }
     void umask(mode_t mask) override { calls.push_back(cat("umask ", mask)); }
-    Status chdir(const std::string& path) override {
-        calls.push_back("chdir " + path);
-        return {};
+    Status chdir(const std::string& path) override { return record("chdir " + path); }
+    Status fchdir(int fd) override { return record("fchdir " + resolve(fs::fd_path(fd))); }
+
+    Status setns(int fd, int nstype) override { return record(cat("setns ", fd, " ", nstype)); }
+    Status unshare(unsigned long flags) override { return record(cat("unshare ", flags)); }
+    Status setsid() override { return record("setsid"); }
+    Result<int> prctl(int option, unsigned long arg2, unsigned long arg3) override {
+        MR_TRY(record(cat("prctl ", prctl_name(option), " ", arg2, " ", arg3)));
+        if (option == PR_CAPBSET_READ) {
+            return capbset_read_answer;
+        }
+        return 0;
     }
-    Status fchdir(int fd) override {
-        calls.push_back("fchdir " + resolve(fs::fd_path(fd)));
-        return {};
+    Status capset(uint64_t effective, uint64_t permitted, uint64_t inheritable) override {
+        return record(cat("capset ", effective, " ", permitted, " ", inheritable));
     }
+    Result<int> seccomp_set_filter(unsigned int flags, const sock_fprog& program) override {
+        MR_TRY(record(cat("seccomp ", flags, " ", program.len)));
+        return 0;
+    }
+    Status close_range(unsigned int first, unsigned int last, unsigned int flags) override {
+        return record(cat("close_range ", first, " ", last, " ", flags));
+    }
+    void set_signal_mask(const sigset_t& /*mask*/) override { calls.push_back("sigprocmask"); }
+    Status execve(int fd, const std::string& path, char* const argv[],
+                  char* const /*envp*/[]) override {
+        std::string line = fd >= 0 ? "execve (fd)" : "execve " + path;
+        for (size_t i = 0; argv[i] != nullptr; ++i) {
+            line += cat(" ", argv[i]);
+        }
+        return record(line);
+    }
+
+    static std::string prctl_name(int option) {
+        static const std::map<int, std::string> kNames = {
+            {PR_SET_PDEATHSIG, "PR_SET_PDEATHSIG"},      {PR_SET_DUMPABLE, "PR_SET_DUMPABLE"},
+            {PR_CAPBSET_READ, "PR_CAPBSET_READ"},        {PR_CAPBSET_DROP, "PR_CAPBSET_DROP"},
+            {PR_SET_KEEPCAPS, "PR_SET_KEEPCAPS"},        {PR_CAP_AMBIENT, "PR_CAP_AMBIENT"},
+            {PR_SET_NO_NEW_PRIVS, "PR_SET_NO_NEW_PRIVS"}};
+        auto found = kNames.find(option);
+        return found != kNames.end() ? found->second : std::to_string(option);
+    }
+
+private:
+    // Records `line`, and fails it if told to.
+    Status record(const std::string& line) {
+        calls.push_back(line);
+        std::string name = line.substr(0, line.find(' '));
+        int error = 0;
+        if (auto found = fail_by_name_.find(name); found != fail_by_name_.end()) {
+            error = found->second;
+            fail_by_name_.erase(found);
+        } else if (fail_number_ != 0 && calls.size() == fail_number_) {
+            error = fail_number_errno_;
+        }
+        if (error == 0) {
+            return {};
+        }
+        calls.back() += " -> failed";
+        return Error(error, cat(name, ": injected failure"));
+    }
+
+    std::map<std::string, int> fail_by_name_;
+    size_t fail_number_ = 0;
+    int fail_number_errno_ = 0;
 };
 
 } // namespace minirun::testing

@@ -270,7 +270,7 @@ TEST_CASE("resolve: duplicates within a set count once", "[caps]") {
 TEST_CASE("apply rejects a capability number no kernel has, before any change", "[caps]") {
     caps::CapabilitySets sets;
     sets.effective = {64};
-    auto applied = caps::apply(sets);
+    auto applied = caps::apply(sets, minirun::linux_syscalls());
     REQUIRE_FALSE(applied.ok());
     CHECK(applied.error().errno_value() == EINVAL);
     CHECK(applied.error().message() == "effective capabilities: no capability number 64");
@@ -291,17 +291,17 @@ TEST_CASE("apply: drop, switch to uid 1000, keep what the config names", "[caps]
     sets.ambient = {CAP_NET_BIND_SERVICE};
 
     std::string out = in_child([&]() -> std::string {
-        if (auto s = caps::drop_bounding(sets, last); !s.ok()) {
+        if (auto s = caps::drop_bounding(sets, last, minirun::linux_syscalls()); !s.ok()) {
             return "error: " + s.error().message();
         }
-        if (auto s = caps::keep_across_uid_switch(); !s.ok()) {
+        if (auto s = caps::keep_across_uid_switch(minirun::linux_syscalls()); !s.ok()) {
             return "error: " + s.error().message();
         }
         if (::setgroups(0, nullptr) != 0 || ::setresgid(1000, 1000, 1000) != 0 ||
             ::setresuid(1000, 1000, 1000) != 0) {
             return "error: switching ids";
         }
-        if (auto s = caps::apply(sets); !s.ok()) {
+        if (auto s = caps::apply(sets, minirun::linux_syscalls()); !s.ok()) {
             return "error: " + s.error().message();
         }
         return slurp("/proc/self/status");
@@ -323,10 +323,10 @@ TEST_CASE("apply: uid 0 with every set empty keeps nothing", "[caps]") {
     int last = caps::kernel_last_cap();
     std::string out = in_child([&]() -> std::string {
         caps::CapabilitySets none;
-        if (auto s = caps::drop_bounding(none, last); !s.ok()) {
+        if (auto s = caps::drop_bounding(none, last, minirun::linux_syscalls()); !s.ok()) {
             return "error: " + s.error().message();
         }
-        if (auto s = caps::apply(none); !s.ok()) {
+        if (auto s = caps::apply(none, minirun::linux_syscalls()); !s.ok()) {
             return "error: " + s.error().message();
         }
         return slurp("/proc/self/status");
@@ -343,10 +343,10 @@ TEST_CASE("apply: uid 0 with every set empty keeps nothing", "[caps]") {
 TEST_CASE("apply with empty sets needs no privilege", "[caps]") {
     uint64_t bounding = own_mask("CapBnd");
     std::string out = in_child([]() -> std::string {
-        if (auto s = caps::keep_across_uid_switch(); !s.ok()) {
+        if (auto s = caps::keep_across_uid_switch(minirun::linux_syscalls()); !s.ok()) {
             return "error: " + s.error().message();
         }
-        if (auto s = caps::apply(caps::CapabilitySets{}); !s.ok()) {
+        if (auto s = caps::apply(caps::CapabilitySets{}, minirun::linux_syscalls()); !s.ok()) {
             return "error: " + s.error().message();
         }
         return slurp("/proc/self/status");
@@ -380,11 +380,12 @@ TEST_CASE("drop_bounding only drops what is still there, and names what it canno
     // Without CAP_SETPCAP (gone with the effective set), keeping the current bounding set
     // needs no syscall that could fail; dropping one more does fail.
     std::string out = in_child([&]() -> std::string {
-        if (auto s = caps::apply(caps::CapabilitySets{}); !s.ok()) {
+        if (auto s = caps::apply(caps::CapabilitySets{}, minirun::linux_syscalls()); !s.ok()) {
             return "apply: " + s.error().message();
         }
-        std::string kept = status_or_error(caps::drop_bounding(current, last));
-        auto dropped = caps::drop_bounding(fewer, last);
+        std::string kept =
+            status_or_error(caps::drop_bounding(current, last, minirun::linux_syscalls()));
+        auto dropped = caps::drop_bounding(fewer, last, minirun::linux_syscalls());
         return cat(kept, "|", dropped.ok() ? 0 : dropped.error().errno_value(), "|",
                    status_or_error(dropped));
     });
@@ -400,7 +401,8 @@ TEST_CASE("apply: an ambient capability must be permitted and inheritable", "[ca
         sets.permitted = {CAP_NET_BIND_SERVICE};
     }
     sets.ambient = {CAP_NET_BIND_SERVICE};
-    std::string out = in_child([&] { return status_or_error(caps::apply(sets)); });
+    std::string out =
+        in_child([&] { return status_or_error(caps::apply(sets, minirun::linux_syscalls())); });
     CHECK(out == "raise ambient capability CAP_NET_BIND_SERVICE: Operation not permitted (an "
                  "ambient capability must also be permitted and inheritable)");
 }
@@ -408,17 +410,18 @@ TEST_CASE("apply: an ambient capability must be permitted and inheritable", "[ca
 TEST_CASE("apply: capset errors name the capability that breaks the kernel's rules", "[caps]") {
     caps::CapabilitySets effective_only;
     effective_only.effective = {CAP_KILL};
-    std::string out = in_child([&] { return status_or_error(caps::apply(effective_only)); });
+    std::string out = in_child(
+        [&] { return status_or_error(caps::apply(effective_only, minirun::linux_syscalls())); });
     CHECK(out == "capset: Operation not permitted (CAP_KILL is in the effective set but not in "
                  "the permitted set)");
 
     caps::CapabilitySets regain;
     regain.permitted = {CAP_KILL};
     out = in_child([&] {
-        if (auto s = caps::apply(caps::CapabilitySets{}); !s.ok()) {
+        if (auto s = caps::apply(caps::CapabilitySets{}, minirun::linux_syscalls()); !s.ok()) {
             return "first apply: " + s.error().message();
         }
-        return status_or_error(caps::apply(regain));
+        return status_or_error(caps::apply(regain, minirun::linux_syscalls()));
     });
     CHECK(out == "capset: Operation not permitted (CAP_KILL is to be permitted but is not "
                  "permitted now)");

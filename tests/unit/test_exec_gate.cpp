@@ -178,7 +178,7 @@ TEST_CASE("exec gate: the program waits for start on its fifo, execs its argv[2]
         int32_t error = 0;
         std::memcpy(&message, frame, 4);
         std::memcpy(&error, frame + 4, 4);
-        CHECK(message == static_cast<uint32_t>(SyncMessage::kError));
+        CHECK(message == static_cast<uint32_t>(ToParent::kError));
         return std::pair{error, std::string(frame + 8, static_cast<size_t>(got) - 8)};
     };
     char none = 0;

@@ -111,7 +111,7 @@ Outcome run_filtered(const Filter& filter, Body body) {
         if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
             ::_exit(kNoNewPrivsFailed);
         }
-        auto listener = filter.load();
+        auto listener = filter.load(minirun::linux_syscalls());
         if (!listener.ok()) {
             ::_exit(kLoadFailed);
         }
@@ -197,7 +197,7 @@ TEST_CASE("seccomp: load leaves no_new_privs alone", "[seccomp]") {
         if (none == nullptr || cap_set_proc(none) != 0) {
             ::_exit(1);
         }
-        auto loaded = filter.load();
+        auto loaded = filter.load(minirun::linux_syscalls());
         if (loaded.ok()) {
             ::_exit(2);
         }
@@ -208,7 +208,8 @@ TEST_CASE("seccomp: load leaves no_new_privs alone", "[seccomp]") {
             ::_exit(4);
         }
         // The same filter loads once no_new_privs is set.
-        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || !filter.load().ok()) {
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+            !filter.load(minirun::linux_syscalls()).ok()) {
             ::_exit(5);
         }
         ::_exit(fails_with(::syscall(SYS_getppid), EPERM) ? 0 : 6);
@@ -550,7 +551,7 @@ TEST_CASE("seccomp: moving a filter moves the context", "[seccomp]") {
 
     // An empty filter loads as nothing (no fork needed: nothing is installed).
     Filter empty;
-    auto loaded = empty.load();
+    auto loaded = empty.load(minirun::linux_syscalls());
     REQUIRE(loaded.ok());
     CHECK_FALSE(loaded->valid());
 }
@@ -568,7 +569,7 @@ TEST_CASE("seccomp: SCMP_ACT_NOTIFY yields a listener an agent can answer from",
         if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
             ::_exit(kNoNewPrivsFailed);
         }
-        auto listener = filter.load();
+        auto listener = filter.load(minirun::linux_syscalls());
         if (!listener.ok() || !listener->valid()) {
             ::_exit(kLoadFailed);
         }

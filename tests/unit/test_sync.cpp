@@ -8,35 +8,35 @@ using namespace minirun;
 using namespace minirun::runtime;
 
 TEST_CASE("sync socket: messages, errors and end of stream", "[sync]") {
-    auto pair = SyncSocket::create_pair();
+    auto pair = create_sync_pair();
     REQUIRE(pair.ok());
     auto& [parent, init] = *pair;
 
-    REQUIRE(parent.send(SyncMessage::kParentReady).ok());
-    REQUIRE(init.expect(SyncMessage::kParentReady).ok());
+    REQUIRE(parent.send(ToInit::kParentReady).ok());
+    REQUIRE(init.expect(ToInit::kParentReady).ok());
 
     init.send_error(Error(ENOENT, "exec: \"x\": not found"));
     auto event = parent.receive();
     REQUIRE(event.ok());
     CHECK_FALSE(event->eof);
-    CHECK(event->message == SyncMessage::kError);
+    CHECK(event->message == ToParent::kError);
     CHECK(event->error.errno_value() == ENOENT);
     CHECK(event->error.message() == "exec: \"x\": not found");
 
     // An error where another message was expected is returned as that error.
     init.send_error(Error(EPERM, "mount failed"));
-    auto expected = parent.expect(SyncMessage::kCreated);
+    auto expected = parent.expect(ToParent::kCreated);
     REQUIRE_FALSE(expected.ok());
     CHECK(expected.error().message() == "mount failed");
 
-    REQUIRE(init.send(SyncMessage::kRunHooks).ok());
-    auto wrong = parent.expect(SyncMessage::kCreated);
+    REQUIRE(init.send(ToParent::kRunHooks).ok());
+    auto wrong = parent.expect(ToParent::kCreated);
     REQUIRE_FALSE(wrong.ok());
     CHECK(wrong.error().errno_value() == EPROTO);
 
     // A payload, and an fd that arrives as a new descriptor of the same file.
-    REQUIRE(parent.send(SyncMessage::kParentReady, "1234").ok());
-    auto ready = init.expect(SyncMessage::kParentReady);
+    REQUIRE(parent.send(ToInit::kParentReady, "1234").ok());
+    auto ready = init.expect(ToInit::kParentReady);
     REQUIRE(ready.ok());
     CHECK(ready->payload == "1234");
     CHECK_FALSE(ready->fd.valid());
@@ -45,8 +45,8 @@ TEST_CASE("sync socket: messages, errors and end of stream", "[sync]") {
     REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
     UniqueFd read_end(pipe_fds[0]);
     UniqueFd write_end(pipe_fds[1]);
-    REQUIRE(init.send(SyncMessage::kConsole, "", write_end.get()).ok());
-    auto console = parent.expect(SyncMessage::kConsole);
+    REQUIRE(init.send(ToParent::kConsole, "", write_end.get()).ok());
+    auto console = parent.expect(ToParent::kConsole);
     REQUIRE(console.ok());
     REQUIRE(console->fd.valid());
     CHECK(console->fd.get() != write_end.get());
@@ -63,11 +63,30 @@ TEST_CASE("sync socket: messages, errors and end of stream", "[sync]") {
 }
 
 TEST_CASE("sync socket: long error messages are cut, not lost", "[sync]") {
-    auto pair = SyncSocket::create_pair();
+    auto pair = create_sync_pair();
     REQUIRE(pair.ok());
     auto& [parent, init] = *pair;
     init.send_error(Error(EIO, std::string(10000, 'x')));
     auto event = parent.receive();
     REQUIRE(event.ok());
     CHECK(event->error.message().size() == 4096 - 8);
+}
+
+TEST_CASE("sync socket: a frame of the other direction is refused, not misread", "[sync]") {
+    auto pair = create_sync_pair();
+    REQUIRE(pair.ok());
+    auto& [parent, init] = *pair;
+    // A raw frame numbered like an init-to-parent message, arriving at the init's end: what a
+    // confused or hostile peer could send. The typed ends cannot even express it.
+    SyncChannel raw(UniqueFd(::dup(parent.fd())));
+    REQUIRE(raw.send(static_cast<uint32_t>(ToParent::kCreated), "", -1).ok());
+    auto got = init.receive();
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.error().errno_value() == EPROTO);
+    // And the parent's end refuses the parent's own messages the same way.
+    SyncChannel from_init(UniqueFd(::dup(init.fd())));
+    REQUIRE(from_init.send(static_cast<uint32_t>(ToInit::kHooksDone), "", -1).ok());
+    auto back = parent.receive();
+    REQUIRE_FALSE(back.ok());
+    CHECK(back.error().errno_value() == EPROTO);
 }
