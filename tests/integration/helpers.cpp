@@ -1181,6 +1181,28 @@ std::vector<std::string> Runtime::root_entries() const {
     return names;
 }
 
+pid_t create_and_start(Runtime& runtime, const TempBundle& bundle, FileRunResult* created_out) {
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    auto started = runtime({"start", bundle.id()});
+    INFO("start: " << started.describe());
+    REQUIRE(started.exit_code == 0);
+    if (created_out != nullptr) {
+        *created_out = created;
+    }
+    return *pid;
+}
+
+void create_start_until_stopped(Runtime& runtime, const TempBundle& bundle) {
+    pid_t pid = create_and_start(runtime, bundle);
+    REQUIRE(wait_for_exit(pid));
+    reap(pid);
+    REQUIRE(runtime.wait_for_status(bundle.id(), "stopped"));
+}
+
 void check_root_empty(const Runtime& runtime) {
     for (const auto& entry : runtime.root_entries()) {
         FAIL_CHECK("left behind under --root " << runtime.root() << ": " << entry);

@@ -402,6 +402,15 @@ private:
 // Fails the current test (CHECK) when the root has entries left.
 void check_root_empty(const Runtime& runtime);
 
+// Creates and starts the bundle's container (REQUIREs both) and returns its init's pid;
+// with `created_out`, also create's result (the container's output goes there).
+pid_t create_and_start(Runtime& runtime, const TempBundle& bundle,
+                       FileRunResult* created_out = nullptr);
+
+// Creates and starts the bundle's container, whose process exits by itself, then waits
+// until that init has exited (it is reaped) and `state` says stopped. REQUIREs each step.
+void create_start_until_stopped(Runtime& runtime, const TempBundle& bundle);
+
 // A unix socket listening for a console master: bound (SOCK_STREAM) in a fresh temp dir.
 // receive() accepts one connection and reads one message with SCM_RIGHTS.
 class ConsoleSocket {

@@ -274,15 +274,7 @@ TEST_CASE("hooks: delete of a container whose saved config is damaged warns that
     HookSetup hooks(bundle);
     bundle.set_shell("true");
     Runtime runtime;
-    auto created = runtime.create(bundle);
-    INFO("create: " << created.describe());
-    REQUIRE(created.exit_code == 0);
-    auto pid = runtime.pid_from_file(bundle.id());
-    REQUIRE(pid.has_value());
-    REQUIRE(runtime({"start", bundle.id()}).exit_code == 0);
-    CHECK(wait_for_exit(*pid));
-    reap(*pid);
-    REQUIRE(runtime.wait_for_status(bundle.id(), "stopped"));
+    create_start_until_stopped(runtime, bundle);
     const std::string saved = runtime.root() + "/" + bundle.id() + "/config.json";
     REQUIRE(::unlink(saved.c_str()) == 0);
     if (damage == "garbage") {

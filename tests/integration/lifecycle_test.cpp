@@ -76,23 +76,6 @@ pid_t state_pid(const Runtime& runtime, const std::string& id) {
     return (*state)["pid"].get<pid_t>();
 }
 
-// Creates and starts a container running `script` (set_shell); returns its init pid.
-// The init's pid; with `created_out`, create's result (the container's output goes there).
-pid_t create_and_start(Runtime& runtime, TempBundle& bundle, FileRunResult* created_out = nullptr) {
-    auto created = runtime.create(bundle);
-    INFO("create: " << created.describe());
-    REQUIRE(created.exit_code == 0);
-    auto pid = runtime.pid_from_file(bundle.id());
-    REQUIRE(pid.has_value());
-    auto started = runtime({"start", bundle.id()});
-    INFO("start: " << started.describe());
-    REQUIRE(started.exit_code == 0);
-    if (created_out != nullptr) {
-        *created_out = created;
-    }
-    return *pid;
-}
-
 } // namespace
 
 TEST_CASE("lifecycle: create, start, kill, state and delete", "[lifecycle]") {
