@@ -62,8 +62,11 @@ Status signal_init(const state::Record& record, int signal);
 Status kill_all_and_wait(const state::Record& record);
 
 // The end of `delete`: the container must be stopped (or `force` stops it), poststop
-// hooks run (failures only warn), and the state directory goes.
-Status destroy(Opened& container, const spec::Spec& spec, bool force);
+// hooks run (failures only warn), and the state directory goes. With `spec_unread` (why
+// the saved config could not be read: `spec` is then empty), a warning says, at that
+// point, that the poststop hooks cannot run.
+Status destroy(Opened& container, const spec::Spec& spec, bool force,
+               const Error* spec_unread = nullptr);
 
 // `delete --force` of a container whose state.json is damaged (`damage` says how): the
 // record comes from recovery.json, or, without a usable one, from the id and the saved

@@ -29,6 +29,13 @@ namespace minirun {
 namespace runtime {
 namespace {
 
+// The poststop hooks are in the saved config: without it they cannot run, which is said
+// (delete goes on, as it does when a poststop hook fails).
+void warn_poststop_not_run(const std::string& id, const Error& why) {
+    log::warning(cat("container ", quoted(id),
+                     ": poststop hooks not run: its saved config cannot be read: ", why.message()));
+}
+
 // The inode of a process's PID namespace, 0 if it is gone.
 ino_t pid_namespace_of(pid_t pid) {
     struct stat info {};
@@ -301,7 +308,7 @@ Status kill_all_and_wait(const state::Record& record) {
     return {};
 }
 
-Status destroy(Opened& container, const spec::Spec& spec, bool force) {
+Status destroy(Opened& container, const spec::Spec& spec, bool force, const Error* spec_unread) {
     if (container.status != state::Status::stopped) {
         // A created container never ran the user's process: like runc, delete just ends it.
         if (!force && container.status != state::Status::created) {
@@ -324,6 +331,9 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force) {
     MR_TRY_WRAP(mount::undo_host_mounts(container.dir.path()),
                 cat("delete container ", quoted(container.record.id)));
     std::string state = state::oci_state_json(container.record, state::Status::stopped);
+    if (spec_unread != nullptr) {
+        warn_poststop_not_run(container.record.id, *spec_unread);
+    }
     (void)hooks::run_hooks_warning("poststop", spec.hooks.poststop, state);
     return container.dir.remove();
 }
@@ -424,7 +434,7 @@ Status destroy_damaged(state::StateDir& dir, const Error& damage) {
     }
     Opened container{std::move(dir), std::move(record), state::Status::stopped};
     container.status = container.dir.status_of(container.record);
-    return destroy(container, hooks, true);
+    return destroy(container, hooks, true, spec ? nullptr : &spec.error());
 }
 
 } // namespace runtime
@@ -484,7 +494,8 @@ Status delete_container(const std::string& root, const std::string& id, bool for
     runtime::Opened container{std::move(*dir), std::move(*record), state::Status::stopped};
     container.status = container.dir.status_of(container.record);
     auto spec = runtime::saved_spec(container.dir);
-    return runtime::destroy(container, spec ? *spec : spec::Spec{}, force);
+    return runtime::destroy(container, spec ? *spec : spec::Spec{}, force,
+                            spec ? nullptr : &spec.error());
 }
 
 Result<spec::Process> container_process(const std::string& root, const std::string& id) {

@@ -44,11 +44,30 @@ Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan) {
     return JoinedForChildren();
 }
 
-JoinedForChildren::~JoinedForChildren() {
+JoinedForChildren JoinedForChildren::returning_to(UniqueFd own) {
+    JoinedForChildren joined;
+    joined.own_ = std::move(own);
+    return joined;
+}
+
+Status JoinedForChildren::leave() {
+    if (!own_) {
+        return {};
+    }
     // Returning to our own active namespace is always allowed (it is an ancestor of, or
-    // equal to, every namespace we could have joined).
-    if (own_ && ::setns(own_.get(), CLONE_NEWPID) < 0) {
-        log::warning("could not return to the runtime's own pid namespace");
+    // equal to, every namespace we could have joined): a failure is a broken invariant.
+    UniqueFd own = std::move(own_); // leaves own_ empty: done once, even if it fails
+    return check_syscall(::setns(own.get(), CLONE_NEWPID),
+                         "return to the runtime's own pid namespace (setns)");
+}
+
+JoinedForChildren::~JoinedForChildren() {
+    if (!own_) {
+        return;
+    }
+    if (auto left = leave(); !left) {
+        log::error(cat(left.error().message(),
+                       "; the runtime's next children would be created in the joined one"));
     }
 }
 

@@ -17,18 +17,29 @@
 
 namespace minirun::runtime::pid {
 
-// While alive, children of this process are created in the plan's joined PID namespace.
+// Until leave(), children of this process are created in the plan's joined PID namespace.
+//
+// The caller calls leave() right after its clone() and fails when it fails: a process
+// created afterwards in the joined namespace would be the container's, not the runtime's.
+// The destructor is only a last resort for a caller that returned early (or does not call
+// leave() yet): it tries the same and can only log a failure.
 class JoinedForChildren {
 public:
     static Result<JoinedForChildren> enter(const Plan& plan);
     // The same for an open namespace fd (exec joins the container's).
     static Result<JoinedForChildren> enter_fd(int namespace_fd);
+    // An object that returns to `own` as if it had been joined from there: for tests.
+    static JoinedForChildren returning_to(UniqueFd own);
     JoinedForChildren() = default;
     JoinedForChildren(JoinedForChildren&&) = default;
     JoinedForChildren& operator=(JoinedForChildren&&) = default;
     JoinedForChildren(const JoinedForChildren&) = delete;
     JoinedForChildren& operator=(const JoinedForChildren&) = delete;
     ~JoinedForChildren();
+
+    // Returns to the runtime's own PID namespace for future children. Done once: later
+    // calls, and the destructor, do nothing (also after a failure, which is reported here).
+    [[nodiscard]] Status leave();
 
 private:
     UniqueFd own_; // the parent's own PID namespace, to return to

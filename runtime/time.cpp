@@ -20,10 +20,13 @@ Status enter_new_time_namespace(const Plan& plan, Syscalls& sys) {
         // The init is non-dumpable, which makes its /proc files belong to the host's root:
         // inside a user namespace it could not open its own timens_offsets. Dumpable only
         // for this write; nothing of the container runs yet to take advantage.
-        MR_TRY(checked(sys.prctl(PR_SET_DUMPABLE, 1), "linux.timeOffsets: set dumpable"));
+        MR_TRY(checked(sys.prctl(PR_SET_DUMPABLE, 1),
+                       "linux.timeOffsets: make the init dumpable to write its timens_offsets"));
         auto written = fs::write_file("/proc/self/timens_offsets", plan.time_offsets);
-        // Non-dumpable again before anything else, even when the write failed.
-        MR_TRY(checked(sys.prctl(PR_SET_DUMPABLE, 0), "linux.timeOffsets: set non-dumpable"));
+        // Failing to become non-dumpable again outweighs a failed write: the container's
+        // processes would inherit a dumpable init.
+        MR_TRY(checked(sys.prctl(PR_SET_DUMPABLE, 0),
+                       "linux.timeOffsets: make the init non-dumpable again"));
         if (!written) {
             return written.error().wrap("linux.timeOffsets");
         }

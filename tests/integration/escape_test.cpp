@@ -204,8 +204,12 @@ namespace {
 // The attacker's script: it keeps scanning the processes it can see, tries to write each
 // one's executable, holds a descriptor on every executable that is not its own busybox,
 // and keeps trying to reopen those for writing (which works once nobody runs the file
-// any more). Every success is reported as "WROTE".
+// any more). Every success is reported as "WROTE". So that a pass means "refused" and not
+// "never tried", it reports its attempts too: "attacker-ready" once it runs, "refused
+// <path> (<target>): <error>" for each write refused on another executable than its own,
+// "holding fd <k>" for each descriptor taken, and once per descriptor "refused fd <k>".
 const char* const overwrite_exe_script = R"SH(
+echo attacker-ready
 n=3
 while true; do
   for p in /proc/[0-9]*; do
@@ -214,15 +218,41 @@ while true; do
     t=$(readlink "$p/exe" 2>/dev/null)
     case "$t" in ""|/bin/busybox) continue ;; esac
     echo "saw $p $t"
-    command eval "exec $n< $p/exe" 2>/dev/null && n=$((n % 7 + 3))
+    if e=$( { echo it-garbage > "$p/exe"; } 2>&1 ); then echo "WROTE $p/exe"
+    else echo "refused $p/exe ($t): $e"; fi
+    if command eval "exec $n< $p/exe" 2>/dev/null; then
+      echo "holding fd $n: $t"; eval "tried_$n="; n=$((n % 7 + 3))
+    fi
   done
   for k in 3 4 5 6 7 8 9; do
     [ -e /proc/$$/fd/$k ] || continue
     { echo it-garbage > /proc/$$/fd/$k; } 2>/dev/null && echo "WROTE fd $k"
     { echo it-garbage >> /proc/$$/fd/$k; } 2>/dev/null && echo "WROTE fd $k (append)"
+    eval "[ -n \"\$tried_$k\" ]" || { echo "refused fd $k"; eval "tried_$k=1"; }
   done
 done
 )SH";
+
+// How many processes a test execs at most while waiting for the attacker to catch one.
+constexpr int kMaxExecs = 200;
+
+// Fails the test unless the attacker's output shows that it ran, found an executable of
+// the runtime's to attack, and was refused every write: without the attempts, no write
+// reported would prove nothing.
+void check_attack_refused(const std::string& out) {
+    INFO(
+        "attacker's output (last part): " << out.substr(out.size() > 4000 ? out.size() - 4000 : 0));
+    REQUIRE(contains(out, "attacker-ready\n"));
+    REQUIRE(contains(out, "\nrefused /proc/"));
+    CHECK_FALSE(contains(out, "WROTE"));
+}
+
+// True once the attacker has tried to write the executable of a process that is not its
+// own busybox.
+bool attacker_tried(const FileRunResult& attacker) {
+    return contains(attacker.out_now(), "\nrefused /proc/") ||
+           contains(attacker.out_now(), "WROTE");
+}
 
 // The capabilities a privileged attacker would have (to open other processes' exe links
 // and write root-owned files).
@@ -263,7 +293,9 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
         INFO("run -d: " << ran.describe());
         REQUIRE(ran.exit_code == 0);
         REQUIRE(runtime.wait_for_status(bundle.id(), "running"));
-        for (int i = 0; i < 15; ++i) {
+        REQUIRE(wait_until([&] { return contains(ran.out_now(), "attacker-ready\n"); }));
+        // 15 at least, and on until the attacker has caught a runtime process to attack.
+        for (int i = 0; i < 15 || (i < kMaxExecs && !attacker_tried(ran)); ++i) {
             auto exec = runtime({"exec", bundle.id(), "sh", "-c", "sleep 0.05; echo exec-ok"});
             INFO("exec " << i << ": " << exec.describe());
             CHECK(exec.exit_code == 0);
@@ -276,12 +308,9 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
             CHECK(exec.exit_code == 0);
         }
         // The attacker now holds descriptors; give it time to use them with no runtime
-        // process running the binary.
+        // process running the binary (the attack window: a fixed time by design).
         std::this_thread::sleep_for(1500ms);
-        const std::string out = ran.out_now();
-        INFO("attacker's output (last part): " << out.substr(out.size() > 4000 ? out.size() - 4000
-                                                                               : 0));
-        CHECK_FALSE(contains(out, "WROTE"));
+        check_attack_refused(ran.out_now());
         auto deleted = force_delete(runtime, bundle.id());
         INFO("delete --force: " << deleted.describe());
         CHECK(deleted.exit_code == 0);
@@ -297,14 +326,12 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
             {"exec", "--detach", bundle.id(), "sh", "-c", attack, bundle.id() + "-attacker"});
         INFO("exec -d into the created container: " << exec.describe());
         if (exec.exit_code == 0) {
-            std::this_thread::sleep_for(1s);
+            // The waiting init is the runtime's: the attacker finds it before the start.
+            CHECK(wait_until([&] { return attacker_tried(exec); }));
             auto started = runtime({"start", bundle.id()});
             INFO("start: " << started.describe());
-            std::this_thread::sleep_for(1500ms);
-            const std::string out = exec.out_now();
-            INFO("attacker's output (last part): "
-                 << out.substr(out.size() > 4000 ? out.size() - 4000 : 0));
-            CHECK_FALSE(contains(out, "WROTE"));
+            std::this_thread::sleep_for(1500ms); // the attack window, after the start
+            check_attack_refused(exec.out_now());
         } else {
             // Refusing exec into a container that has not started closes this door too.
             SUCCEED("exec into a created container refused");
@@ -323,16 +350,14 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
             {"exec", "--detach", bundle.id(), "sh", "-c", attack, bundle.id() + "-attacker"});
         INFO("exec -d attacker: " << attacker.describe());
         REQUIRE(attacker.exit_code == 0);
-        for (int i = 0; i < 15; ++i) {
+        REQUIRE(wait_until([&] { return contains(attacker.out_now(), "attacker-ready\n"); }));
+        for (int i = 0; i < 15 || (i < kMaxExecs && !attacker_tried(attacker)); ++i) {
             auto exec = runtime({"exec", bundle.id(), "true"});
             INFO("exec " << i << ": " << exec.describe());
             CHECK(exec.exit_code == 0);
         }
-        std::this_thread::sleep_for(1500ms);
-        const std::string out = attacker.out_now();
-        INFO("attacker's output (last part): " << out.substr(out.size() > 4000 ? out.size() - 4000
-                                                                               : 0));
-        CHECK_FALSE(contains(out, "WROTE"));
+        std::this_thread::sleep_for(1500ms); // the attack window: a fixed time by design
+        check_attack_refused(attacker.out_now());
         auto deleted = force_delete(runtime, bundle.id());
         INFO("delete --force: " << deleted.describe());
         CHECK(deleted.exit_code == 0);

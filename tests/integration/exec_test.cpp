@@ -220,15 +220,7 @@ TEST_CASE("exec: a stopped or unknown container fails", "[exec]") {
     TempBundle bundle("exec-stopped");
     bundle.set_shell("exit 0");
     Runtime runtime;
-    auto created = runtime.create(bundle);
-    INFO("create: " << created.describe());
-    REQUIRE(created.exit_code == 0);
-    auto pid = runtime.pid_from_file(bundle.id());
-    REQUIRE(pid.has_value());
-    REQUIRE(runtime({"start", bundle.id()}).exit_code == 0);
-    REQUIRE(wait_for_exit(*pid));
-    reap(*pid);
-    REQUIRE(runtime.wait_for_status(bundle.id(), "stopped"));
+    create_start_until_stopped(runtime, bundle);
 
     auto result = runtime({"exec", bundle.id(), "sh", "-c", "echo should-not-run"}, {}, 10s);
     INFO("exec: " << result.describe());

@@ -794,6 +794,30 @@ std::vector<std::string> TempBundle::leftovers(Millis timeout) const {
     return problems;
 }
 
+namespace {
+
+std::vector<SkippedTest>& skip_records() {
+    static std::vector<SkippedTest> records;
+    return records;
+}
+
+} // namespace
+
+void skip_test(const std::string& reason) {
+    SkippedTest skip{Catch::getResultCapture().getCurrentTestName(), reason};
+    WARN("skipped: " << reason);
+    auto& records = skip_records();
+    if (std::none_of(records.begin(), records.end(), [&](const SkippedTest& other) {
+            return other.name == skip.name && other.reason == skip.reason;
+        })) {
+        records.push_back(std::move(skip));
+    }
+}
+
+const std::vector<SkippedTest>& skipped_tests() {
+    return skip_records();
+}
+
 void check_no_leftovers(const TempBundle& bundle) {
     for (const auto& problem : bundle.leftovers()) {
         FAIL_CHECK("left behind by container " << bundle.id() << ": " << problem);
@@ -1155,6 +1179,28 @@ std::vector<std::string> Runtime::root_entries() const {
     closedir(dir);
     std::sort(names.begin(), names.end());
     return names;
+}
+
+pid_t create_and_start(Runtime& runtime, const TempBundle& bundle, FileRunResult* created_out) {
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    auto started = runtime({"start", bundle.id()});
+    INFO("start: " << started.describe());
+    REQUIRE(started.exit_code == 0);
+    if (created_out != nullptr) {
+        *created_out = created;
+    }
+    return *pid;
+}
+
+void create_start_until_stopped(Runtime& runtime, const TempBundle& bundle) {
+    pid_t pid = create_and_start(runtime, bundle);
+    REQUIRE(wait_for_exit(pid));
+    reap(pid);
+    REQUIRE(runtime.wait_for_status(bundle.id(), "stopped"));
 }
 
 void check_root_empty(const Runtime& runtime) {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,28 @@ std::string source_dir();
 std::string example_bundle(); // <source>/rootfs-examples/busybox
 std::string example_rootfs(); // <source>/rootfs-examples/busybox/rootfs
 nlohmann::json example_config();
+
+// ---------------------------------------------------------------------------------------
+// Tests that cannot run here, and waiting for what a test can observe
+
+// For a test that cannot run on this machine (a kernel feature, a cgroup controller, a
+// capability it lacks): records the current test's name and `reason`, and WARNs. The
+// caller then returns. main.cpp counts such a test as skipped, not passed, and lists each
+// one at the end of the run ("skipped N: <name>: <reason>").
+void skip_test(const std::string& reason);
+
+struct SkippedTest {
+    std::string name;
+    std::string reason;
+};
+// What skip_test() recorded, in order, each (name, reason) once.
+const std::vector<SkippedTest>& skipped_tests();
+
+// Polls `condition` every 20 ms until it holds; false when it still does not after
+// `timeout`. For waiting on something the test can see (a file, a line of output), never a
+// fixed sleep.
+template <typename Condition>
+bool wait_until(Condition condition, Millis timeout = 10s);
 
 // ---------------------------------------------------------------------------------------
 // Running commands
@@ -379,6 +402,15 @@ private:
 // Fails the current test (CHECK) when the root has entries left.
 void check_root_empty(const Runtime& runtime);
 
+// Creates and starts the bundle's container (REQUIREs both) and returns its init's pid;
+// with `created_out`, also create's result (the container's output goes there).
+pid_t create_and_start(Runtime& runtime, const TempBundle& bundle,
+                       FileRunResult* created_out = nullptr);
+
+// Creates and starts the bundle's container, whose process exits by itself, then waits
+// until that init has exited (it is reaped) and `state` says stopped. REQUIREs each step.
+void create_start_until_stopped(Runtime& runtime, const TempBundle& bundle);
+
 // A unix socket listening for a console master: bound (SOCK_STREAM) in a fresh temp dir.
 // receive() accepts one connection and reads one message with SCM_RIGHTS.
 class ConsoleSocket {
@@ -417,5 +449,17 @@ std::vector<pid_t> processes_in_pid_namespace(const std::string& ns);
 std::vector<pid_t> live_orphans();
 // True for an RFC 3339 date-time: 2024-01-31T12:34:56Z, with optional fraction and offset.
 bool is_rfc3339(const std::string& text);
+
+template <typename Condition>
+bool wait_until(Condition condition, Millis timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!condition()) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+    return true;
+}
 
 } // namespace it

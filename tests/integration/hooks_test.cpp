@@ -264,3 +264,32 @@ TEST_CASE("hooks: a failing poststop only warns", "[hooks]") {
     check_root_empty(runtime);
     check_no_leftovers(bundle);
 }
+
+TEST_CASE("hooks: delete of a container whose saved config is damaged warns that its poststop "
+          "hooks did not run, and deletes it",
+          "[hooks]") {
+    const std::string damage = GENERATE(as<std::string>{}, "garbage", "missing");
+    INFO("saved config.json: " << damage);
+    TempBundle bundle("hook-noconfig");
+    HookSetup hooks(bundle);
+    bundle.set_shell("true");
+    Runtime runtime;
+    create_start_until_stopped(runtime, bundle);
+    const std::string saved = runtime.root() + "/" + bundle.id() + "/config.json";
+    REQUIRE(::unlink(saved.c_str()) == 0);
+    if (damage == "garbage") {
+        write_text(saved, "{\"ociVersion\": \"1.");
+    }
+
+    auto deleted = runtime({"delete", bundle.id()});
+    INFO("delete: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    CHECK(contains(deleted.err, "container \"" + bundle.id() +
+                                    "\": poststop hooks not run: its saved config cannot be "
+                                    "read: "));
+    CHECK(contains(deleted.err, saved));
+    auto order = hooks.order();
+    CHECK(std::find(order.begin(), order.end(), "poststop") == order.end());
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}

@@ -76,19 +76,6 @@ pid_t state_pid(const Runtime& runtime, const std::string& id) {
     return (*state)["pid"].get<pid_t>();
 }
 
-// Creates and starts a container running `script` (set_shell); returns its init pid.
-pid_t create_and_start(Runtime& runtime, TempBundle& bundle) {
-    auto created = runtime.create(bundle);
-    INFO("create: " << created.describe());
-    REQUIRE(created.exit_code == 0);
-    auto pid = runtime.pid_from_file(bundle.id());
-    REQUIRE(pid.has_value());
-    auto started = runtime({"start", bundle.id()});
-    INFO("start: " << started.describe());
-    REQUIRE(started.exit_code == 0);
-    return *pid;
-}
-
 } // namespace
 
 TEST_CASE("lifecycle: create, start, kill, state and delete", "[lifecycle]") {
@@ -480,11 +467,12 @@ TEST_CASE("kill: the signal as a number, a name or a SIG name", "[lifecycle][kil
 
 TEST_CASE("kill: a named signal other than KILL reaches the init's trap", "[lifecycle][kill]") {
     TempBundle bundle("kill-usr1");
-    bundle.set_shell(std::string("trap 'exit 46' USR1; ") + loop);
+    bundle.set_shell(std::string("trap 'exit 46' USR1; echo trap-set; ") + loop);
     Runtime runtime;
-    pid_t pid = create_and_start(runtime, bundle);
-    REQUIRE(runtime.wait_for_status(bundle.id(), "running"));
-    std::this_thread::sleep_for(200ms); // the trap is set once the shell runs
+    FileRunResult created;
+    pid_t pid = create_and_start(runtime, bundle, &created);
+    // The shell says when its trap is set.
+    REQUIRE(wait_until([&] { return contains(created.out_now(), "trap-set\n"); }));
     auto killed = runtime({"kill", bundle.id(), "USR1"});
     INFO("kill: " << killed.describe());
     CHECK(killed.exit_code == 0);
@@ -519,17 +507,30 @@ TEST_CASE("kill --all: every process of the container gets the signal", "[lifecy
         }
         return found;
     };
-    auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (sleepers().size() < 2 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(20ms);
-    }
+    REQUIRE(wait_until([&] { return sleepers().size() >= 2; }));
     REQUIRE(sleepers().size() == 2);
 
-    // Without --all only the init gets it.
+    // Each TERM the init traps is one line of its output.
+    auto init_got_term = [&](size_t times) {
+        return wait_until(
+            [&] {
+                std::string out = created.out_now();
+                size_t count = 0;
+                for (size_t at = out.find("init-got-term"); at != std::string::npos;
+                     at = out.find("init-got-term", at + 1)) {
+                    ++count;
+                }
+                return count >= times;
+            },
+            5s);
+    };
+
+    // Without --all only the init gets it: once it has acted on it, a signal sent to the
+    // sleepers would have ended them too.
     auto one = runtime({"kill", bundle.id(), "TERM"});
     INFO("kill: " << one.describe());
     CHECK(one.exit_code == 0);
-    std::this_thread::sleep_for(300ms);
+    CHECK(init_got_term(1));
     CHECK(sleepers().size() == 2);
     CHECK(process_alive(*pid));
 
@@ -543,19 +544,10 @@ TEST_CASE("kill --all: every process of the container gets the signal", "[lifecy
         INFO("kill -a: " << all.describe());
         CHECK(all.exit_code == 0);
     }
-    deadline = std::chrono::steady_clock::now() + 10s;
-    while (!sleepers().empty() && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(20ms);
-    }
-    CHECK(sleepers().empty());
+    CHECK(wait_until([&] { return sleepers().empty(); }));
     CHECK(process_alive(*pid)); // the init trapped it
     CHECK(runtime.status(bundle.id()) == "running");
-    auto deadline_out = std::chrono::steady_clock::now() + 5s;
-    while (!contains(created.out_now(), "init-got-term") &&
-           std::chrono::steady_clock::now() < deadline_out) {
-        std::this_thread::sleep_for(20ms);
-    }
-    CHECK(contains(created.out_now(), "init-got-term"));
+    CHECK(init_got_term(2));
 }
 
 TEST_CASE("run --detach: the container runs on after run exits", "[lifecycle][run]") {

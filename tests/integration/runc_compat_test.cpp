@@ -388,7 +388,9 @@ TEST_CASE("the command line as runc's tools use it", "[compat][cli]") {
         auto refused = runtime({"exec", id, "true"});
         CHECK(refused.exit_code == 255);
         CHECK(contains(refused.err, "cannot exec in a paused container"));
-        // runc's test: resumed a moment later, the exec'd process then runs.
+        // runc's test: resumed a moment later, the exec'd process then runs. The pause is
+        // part of what is tested (exec waits while the container is frozen), not a wait
+        // for something to happen.
         RunResult resumed;
         std::thread resumer([&] {
             std::this_thread::sleep_for(1s);

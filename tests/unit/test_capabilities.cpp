@@ -1,4 +1,5 @@
 #include "capabilities.hpp"
+#include "capture_stderr.hpp"
 #include "temp_dir.hpp"
 
 #include "minirun/log.hpp"
@@ -20,6 +21,7 @@
 
 using namespace minirun;
 using namespace minirun::runtime;
+using minirun::testing::capture_stderr;
 using minirun::testing::TempDir;
 using Caps = std::vector<int>;
 
@@ -114,22 +116,6 @@ std::string upper_cap_name(int cap) {
 
 std::string status_or_error(const Status& status) {
     return status.ok() ? std::string() : status.error().message();
-}
-
-// stderr's output while `body` runs (warnings go there).
-std::string capture_stderr(const std::function<void()>& body) {
-    TempDir tmp;
-    std::string path = tmp.path() + "/stderr";
-    int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    REQUIRE(file >= 0);
-    int saved = ::dup(STDERR_FILENO);
-    REQUIRE(saved >= 0);
-    ::dup2(file, STDERR_FILENO);
-    body();
-    ::dup2(saved, STDERR_FILENO);
-    ::close(saved);
-    ::close(file);
-    return slurp(path);
 }
 
 } // namespace

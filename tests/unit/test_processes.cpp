@@ -1,8 +1,11 @@
 // Finding and signalling a container's processes when its init's pid may have been reused,
 // and `delete --force` of a container whose state.json is damaged. Without root: the
 // containers here have no cgroups, and their "init" is a process this test forks.
+#include "capture_stderr.hpp"
 #include "lifecycle.hpp"
+#include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
+#include "minirun/spec.hpp"
 #include "minirun/state.hpp"
 #include "temp_dir.hpp"
 
@@ -19,10 +22,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 using namespace minirun;
+using minirun::testing::capture_stderr;
 using minirun::testing::TempDir;
 using runtime::ProcessRef;
 using state::Record;
@@ -141,6 +146,14 @@ std::vector<pid_t> pids_of(const std::vector<ProcessRef>& processes) {
 std::string slurp(const std::string& path) {
     std::ifstream in(path);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The default config with one poststop hook that writes "ran" to `marker`.
+std::string config_with_poststop(const std::string& marker) {
+    auto config = nlohmann::json::parse(spec::default_spec_json(false, 0, 0));
+    config["hooks"]["poststop"] = nlohmann::json::array(
+        {{{"path", "/bin/sh"}, {"args", {"sh", "-c", "echo ran > " + marker}}}});
+    return config.dump();
 }
 
 } // namespace
@@ -300,4 +313,49 @@ TEST_CASE("list: a damaged state shows as corrupt, the others as they are", "[pr
     auto json = list_containers_json(tmp.path());
     REQUIRE(json.ok());
     CHECK_THAT(*json, Catch::Contains(R"("id":"good")") && !Catch::Contains("bad"));
+}
+
+TEST_CASE("delete: a saved config that cannot be read is a warning that the poststop hooks "
+          "did not run; the container is deleted all the same",
+          "[processes][poststop]") {
+    TempDir tmp;
+    TempDir outside;
+    const std::string marker = outside.path() + "/poststop-ran";
+    Family family;
+    const bool damaged_state = GENERATE(false, true);
+    const std::string config = GENERATE(as<std::string>{}, "readable", "missing", "garbage");
+    INFO("state.json damaged: " << damaged_state << ", config.json: " << config);
+    {
+        auto dir = StateDir::create(tmp.path(), "box");
+        REQUIRE(dir.ok());
+        // Its init is gone (the pid now names another process): stopped.
+        Record record = record_for(family.parent(), family.parent_start() + 1);
+        REQUIRE(dir->save(record).ok());
+        REQUIRE(dir->save_recovery(record).ok());
+        if (config != "missing") {
+            REQUIRE(dir->save_config(config == "garbage" ? std::string("{\"ociVersion\": \"1.")
+                                                         : config_with_poststop(marker))
+                        .ok());
+        }
+    }
+    if (damaged_state) {
+        std::ofstream(tmp.path() + "/box/state.json", std::ios::trunc) << "{\"ociVersion\"";
+    }
+    REQUIRE(log::configure(log::Options{}).ok());
+    Status deleted = Error("not run");
+    std::string warnings =
+        capture_stderr([&] { deleted = delete_container(tmp.path(), "box", damaged_state); });
+    INFO("stderr: " << warnings);
+    REQUIRE(deleted.ok());
+    CHECK_FALSE(stdfs::exists(tmp.path() + "/box"));
+    CHECK(family.parent_alive()); // a stranger now: never signalled
+    if (config == "readable") {
+        CHECK(slurp(marker) == "ran\n");
+        CHECK_THAT(warnings, !Catch::Contains("poststop"));
+    } else {
+        CHECK_FALSE(stdfs::exists(marker));
+        CHECK_THAT(warnings, Catch::Contains("mini-run: warning: container \"box\": poststop "
+                                             "hooks not run: its saved config cannot be read: "));
+        CHECK_THAT(warnings, Catch::Contains(tmp.path() + "/box/config.json"));
+    }
 }
