@@ -444,6 +444,7 @@ Status clone_the_init(Run& r) {
         MR_ASSIGN(pid_t pid, clone_init(r.created.plan, context, r.created.sync,
                                         v2_dir ? v2_dir->get() : -1, born_in_cgroup, r.sys));
         r.init.reset(pid);
+        MR_TRY_WRAP(in_pid_namespace.leave(), "create");
     }
     context.sync.close();
     // Only the init may hold the fifo open for reading: `start` learns from a failed

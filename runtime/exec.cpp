@@ -172,6 +172,9 @@ Result<int> exec_in_container(const ExecOptions& options) {
             runtime::run_exec_setup(child);
         }
         scoped.reset(pid);
+        if (in_pid_namespace) {
+            MR_TRY_WRAP(in_pid_namespace->leave(), "exec");
+        }
     }
     sockets.second.close();
     cgroup_join = {}; // the child's to write
