@@ -60,10 +60,11 @@ std::string pause(std::string_view marker = "ready") {
     return cat("echo @", marker, "; read line; ");
 }
 
-std::string running_hint(const Session& session) {
-    pid_t pid = session.init_pid();
-    return cat("the container runs as host pid ", pid, ": try `nsenter -t ", pid,
-               " -a sh` in another terminal");
+// With --step: says how to look at the running container, and waits for Enter.
+Status pause_while_running(const Context& context, const Session& session) {
+    MR_ASSIGN(pid_t pid, session.init_pid());
+    return pause_here(context, cat("the container runs as host pid ", pid, ": try `nsenter -t ",
+                                   pid, " -a sh` in another terminal"));
 }
 
 std::string host_hostname() {
@@ -110,7 +111,7 @@ void intro(const Context& context, std::string_view title, std::string_view text
 
 // ---------------------------------------------------------------------------------------
 
-bool demo_uts(Context& c) {
+Result<bool> demo_uts(Context& c) {
     intro(c, "uts: the hostname",
           "A UTS namespace holds the hostname and NIS domain name. The container gets its\n"
           "own, so it can be renamed without the host noticing.",
@@ -119,17 +120,18 @@ bool demo_uts(Context& c) {
     const std::string host_before = host_hostname();
     const std::string host_link = host_ns("uts");
     Session session(c, "uts");
+    MR_TRY(session.open());
     session.set_namespaces({"uts"});
     session.add_capabilities({"CAP_SYS_ADMIN"}); // for `hostname NAME` inside
     // Guarded: in the host's uts namespace (which would be a bug) it must not rename.
     session.set_script(ns_line("uts") + "echo \"@hostname $(hostname)\"; " + "[ \"$(readlink " +
                        "/proc/self/ns/uts)\" != " + shell_quote(host_link) + " ] || exit 3; " +
                        "hostname renamed-inside && echo \"@renamed $(hostname)\"; " + pause());
-    session.start().wait_for("@ready");
+    MR_TRY(session.start("@ready"));
     const std::string host_during = host_hostname();
-    pause_here(c, running_hint(session));
-    session.resume();
-    session.finish();
+    MR_TRY(pause_while_running(c, session));
+    MR_TRY(session.resume());
+    MR_TRY(session.finish());
 
     c.out.ns_compare("uts", session.value("ns"), host_link);
     c.out.inside("hostname, as mini-run set it from config.json", session.value("hostname"));
@@ -175,10 +177,10 @@ bool has(const std::vector<std::string>& items, const std::string& item) {
 
 // msgget(key) in the ipc namespace of `pid`, from a forked child that setns()es there:
 // what `nsenter --target PID --ipc ipcmk -Q` does (busybox has no ipcmk).
-void make_queue_in(pid_t pid, key_t key) {
+Status make_queue_in(pid_t pid, key_t key) {
     pid_t child = ::fork();
     if (child < 0) {
-        throw Failure(cat("fork: ", std::strerror(errno)));
+        return Error(cat("fork: ", std::strerror(errno)));
     }
     if (child == 0) {
         int ns = ::open(cat("/proc/", pid, "/ns/ipc").c_str(), O_RDONLY | O_CLOEXEC);
@@ -191,11 +193,12 @@ void make_queue_in(pid_t pid, key_t key) {
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        throw Failure("could not make a message queue in the container's ipc namespace");
+        return Error("could not make a message queue in the container's ipc namespace");
     }
+    return {};
 }
 
-bool demo_ipc(Context& c) {
+Result<bool> demo_ipc(Context& c) {
     intro(c, "ipc: System V message queues, semaphores, shared memory",
           "An IPC namespace has its own System V IPC objects and POSIX message queues. A\n"
           "queue made on one side is invisible on the other. /proc/sysvipc/msg is what\n"
@@ -206,27 +209,30 @@ bool demo_ipc(Context& c) {
     const key_t host_key = static_cast<key_t>(0x4d520000) | low;   // "MR"
     const key_t inside_key = static_cast<key_t>(0x4d430000) | low; // "MC"
     Session session(c, "ipc");
+    MR_TRY(session.open());
     int host_queue = ::msgget(host_key, IPC_CREAT | IPC_EXCL | 0600);
     if (host_queue < 0) {
-        throw Failure(cat("msgget ", key_text(host_key), " on the host: ", std::strerror(errno)));
+        return Error(cat("msgget ", key_text(host_key), " on the host: ", std::strerror(errno)));
     }
-    session.on_cleanup(cat("removed the host's queue ", key_text(host_key)),
-                       [host_queue] { ::msgctl(host_queue, IPC_RMID, nullptr); });
+    session.on_cleanup(cat("removed the host's queue ", key_text(host_key)), [host_queue] {
+        ::msgctl(host_queue, IPC_RMID, nullptr);
+        return Status();
+    });
     c.out.host(cat("ipcmk -Q (msgget key ", key_text(host_key), ")"), cat("queue ", host_queue));
 
     session.set_namespaces({"ipc"});
     session.set_script(ns_line("ipc") + pause() +
                        "echo @queues; cat /proc/sysvipc/msg; echo @end; ");
-    session.start().wait_for("@ready");
-    pid_t init = session.init_pid();
-    make_queue_in(init, inside_key);
+    MR_TRY(session.start("@ready"));
+    MR_ASSIGN(pid_t init, session.init_pid());
+    MR_TRY(make_queue_in(init, inside_key));
     c.out.inside(
         cat("ipcmk -Q (setns into /proc/", init, "/ns/ipc, msgget key ", key_text(inside_key), ")"),
         "made");
     auto host_keys = queue_keys(lines_of(read_text("/proc/sysvipc/msg")));
-    pause_here(c, running_hint(session));
-    session.resume("@end");
-    session.finish();
+    MR_TRY(pause_while_running(c, session));
+    MR_TRY(session.resume("@end"));
+    MR_TRY(session.finish());
     auto inside_keys = queue_keys(session.block("queues"));
 
     c.out.ns_compare("ipc", session.value("ns"), host_ns("ipc"));
@@ -244,7 +250,7 @@ bool demo_ipc(Context& c) {
 
 // ---------------------------------------------------------------------------------------
 
-bool demo_pid(Context& c) {
+Result<bool> demo_pid(Context& c) {
     intro(c, "pid: process ids",
           "A PID namespace numbers processes afresh: the container's first process is pid 1,\n"
           "its init, and it sees only the processes of its namespace. The host sees the same\n"
@@ -252,12 +258,13 @@ bool demo_pid(Context& c) {
           "CLONE_NEWPID", "clone3(CLONE_NEWPID); the child is pid 1 of the new namespace",
           "runtime/pid.cpp (flags: runtime/plan.cpp, clone: runtime/child.cpp)");
     Session session(c, "pid");
+    MR_TRY(session.open());
     session.set_namespaces({"pid"});
     // `true` at the end: the shell would otherwise exec ps in place of itself.
     session.set_script(ns_line("pid") + "echo \"@pid $$\"; echo @ps; ps -o pid,comm; echo @end; " +
                        pause() + "true");
-    session.start().wait_for("@ready");
-    pid_t init = session.init_pid();
+    MR_TRY(session.start("@ready"));
+    MR_ASSIGN(pid_t init, session.init_pid());
     const std::string nspid = status_field(init, "NSpid");
     size_t host_processes = 0;
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
@@ -267,9 +274,9 @@ bool demo_pid(Context& c) {
                               ? 1
                               : 0;
     }
-    pause_here(c, running_hint(session));
-    session.resume();
-    session.finish();
+    MR_TRY(pause_while_running(c, session));
+    MR_TRY(session.resume());
+    MR_TRY(session.finish());
 
     auto ps = session.block("ps");
     c.out.ns_compare("pid", session.value("ns"), host_ns("pid"));
@@ -293,7 +300,7 @@ bool demo_pid(Context& c) {
 
 // ---------------------------------------------------------------------------------------
 
-bool demo_mount(Context& c) {
+Result<bool> demo_mount(Context& c) {
     intro(c, "mount: the mount table and the root",
           "A mount namespace has its own mount table: what the container mounts stays\n"
           "inside. mini-run binds the rootfs onto itself, mounts config.json's mounts into\n"
@@ -302,6 +309,7 @@ bool demo_mount(Context& c) {
           R"(clone3(CLONE_NEWNS), mount(2), pivot_root(".", "."), umount2(MNT_DETACH))",
           "runtime/mount.cpp, runtime/mount_entries.cpp (run with --explain to see each)");
     Session session(c, "mount");
+    MR_TRY(session.open());
     session.set_namespaces({});
     session.add_capabilities({"CAP_SYS_ADMIN"}); // for `mount -t tmpfs` inside
     const std::string source = session.id() + "-tmpfs";
@@ -314,16 +322,16 @@ bool demo_mount(Context& c) {
         "echo \"@root $(awk '$5 == \"/\" {print $4}' /proc/self/mountinfo)\"; " +
         "echo \"@mounts $(wc -l < /proc/self/mountinfo)\"; " + "[ -e " + shell_quote(host_path) +
         " ] && echo '@hostpath reachable' || echo '@hostpath unreachable'; " + pause());
-    session.start().wait_for("@ready");
+    MR_TRY(session.start("@ready"));
     size_t host_count = 0;
     bool on_host = false;
     for (const auto& line : lines_of(read_text("/proc/self/mountinfo"))) {
         ++host_count;
         on_host = on_host || line.find(source) != std::string::npos;
     }
-    pause_here(c, running_hint(session));
-    session.resume();
-    session.finish();
+    MR_TRY(pause_while_running(c, session));
+    MR_TRY(session.resume());
+    MR_TRY(session.finish());
 
     c.out.ns_compare("mnt", session.value("ns"), host_ns("mnt"));
     c.out.inside(cat("mount -t tmpfs ", source, " /tmp"), session.value("mounted"));
@@ -344,29 +352,31 @@ bool demo_mount(Context& c) {
 
 // ---------------------------------------------------------------------------------------
 
-std::string find_ip() {
+Result<std::string> find_ip() {
     for (const char* path : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}) {
         if (::access(path, X_OK) == 0) {
-            return path;
+            return std::string(path);
         }
     }
-    throw Failure("the net demo needs iproute2's `ip` (apt-get install iproute2)");
+    return Error("the net demo needs iproute2's `ip` (apt-get install iproute2)");
 }
 
 // A /30 of 10.203.0.0/16 that no address or route of the host uses yet.
-int free_subnet(const std::string& ip, const Signals& signals) {
-    std::string used = run_command({ip, "-4", "-o", "addr", "show"}, signals).out +
-                       run_command({ip, "-4", "route", "show", "table", "all"}, signals).out;
+Result<int> free_subnet(const std::string& ip, const Signals& signals) {
+    MR_ASSIGN(CommandResult addresses, run_command({ip, "-4", "-o", "addr", "show"}, signals));
+    MR_ASSIGN(CommandResult routes,
+              run_command({ip, "-4", "route", "show", "table", "all"}, signals));
+    std::string used = addresses.out + routes.out;
     for (int i = 0; i < 256; ++i) {
         int third = (::getpid() + i) % 256;
         if (used.find(cat("10.203.", third, ".")) == std::string::npos) {
             return third;
         }
     }
-    throw Failure("no free test subnet in 10.203.0.0/16");
+    return Error("no free test subnet in 10.203.0.0/16");
 }
 
-bool demo_net(Context& c) {
+Result<bool> demo_net(Context& c) {
     intro(c, "net: network devices, addresses, routes",
           "A network namespace starts with only a loopback device (mini-run brings `lo` up).\n"
           "To reach it, a veth pair (two ends of one cable) is made with one end moved into\n"
@@ -374,15 +384,16 @@ bool demo_net(Context& c) {
           "CLONE_NEWNET",
           "clone3(CLONE_NEWNET); here: ip link add ... type veth peer ... netns PID",
           "runtime/net.cpp (flags: runtime/plan.cpp, clone: runtime/child.cpp)");
-    const std::string ip = find_ip();
+    MR_ASSIGN(const std::string ip, find_ip());
     const Signals& signals = *c.signals;
-    const int subnet = free_subnet(ip, signals);
+    MR_ASSIGN(const int subnet, free_subnet(ip, signals));
     const std::string host_addr = cat("10.203.", subnet, ".1");
     const std::string inside_addr = cat("10.203.", subnet, ".2");
     const std::string host_end = cat("mrd", ::getpid(), "h");
     const std::string inside_end = cat("mrd", ::getpid(), "c");
 
     Session session(c, "net");
+    MR_TRY(session.open());
     session.set_namespaces({"network"});
     session.add_capabilities({"CAP_NET_ADMIN", "CAP_NET_RAW"}); // ip addr, ping inside
     session.set_script(ns_line("net") + "echo @links $(ls /sys/class/net); " + pause() +
@@ -392,44 +403,52 @@ bool demo_net(Context& c) {
                        "ok=failed; for i in 1 2 3; do ping -c 1 -W 2 " + host_addr +
                        " >/dev/null 2>&1 && { ok=ok; break; }; done; echo \"@ping $ok\"; " +
                        pause("pinged") + "echo @links3 $(ls /sys/class/net)");
-    session.start().wait_for("@ready");
-    pid_t init = session.init_pid();
+    MR_TRY(session.start("@ready"));
+    MR_ASSIGN(pid_t init, session.init_pid());
 
-    auto host_run = [&](const std::vector<std::string>& argv) {
+    auto host_run = [&](const std::vector<std::string>& argv) -> Status {
         std::vector<std::string> shown = argv;
         shown[0] = "ip";
         c.out.command(join(shown, " "));
-        auto result = run_command(argv, signals);
+        MR_ASSIGN(CommandResult result, run_command(argv, signals));
         if (result.exit_code != 0) {
-            throw Failure(cat(join(argv, " "), ": ", trim(result.err)));
+            return Error(cat(join(argv, " "), ": ", trim(result.err)));
         }
+        return {};
     };
-    auto link_exists = [&](const std::string& name) {
-        return run_command({ip, "link", "show", name}, signals).exit_code == 0;
+    auto link_exists = [&](const std::string& name) -> Result<bool> {
+        MR_ASSIGN(CommandResult result, run_command({ip, "link", "show", name}, signals));
+        return result.exit_code == 0;
     };
-    // Registered before it exists: whatever happens from here, the pair goes.
-    session.on_cleanup(cat("removed the veth pair ", host_end, "/", inside_end), [&, host_end] {
-        if (link_exists(host_end)) {
-            run_command({ip, "link", "del", host_end}, signals);
-        }
-    });
-    host_run({ip, "link", "add", host_end, "type", "veth", "peer", "name", inside_end, "netns",
-              std::to_string(init)});
-    host_run({ip, "addr", "add", host_addr + "/30", "dev", host_end});
-    host_run({ip, "link", "set", host_end, "up"});
+    // Registered before it exists: whatever happens from here, the pair goes. It runs when
+    // the session ends, after link_exists (declared later) is gone: a copy of it, then.
+    session.on_cleanup(cat("removed the veth pair ", host_end, "/", inside_end),
+                       [link_exists, &ip, &signals, host_end]() -> Status {
+                           MR_ASSIGN(bool exists, link_exists(host_end));
+                           if (exists) {
+                               MR_TRY(run_command({ip, "link", "del", host_end}, signals));
+                           }
+                           return {};
+                       });
+    MR_TRY(host_run({ip, "link", "add", host_end, "type", "veth", "peer", "name", inside_end,
+                     "netns", std::to_string(init)}));
+    MR_TRY(host_run({ip, "addr", "add", host_addr + "/30", "dev", host_end}));
+    MR_TRY(host_run({ip, "link", "set", host_end, "up"}));
 
-    session.resume("@pinged");
+    MR_TRY(session.resume("@pinged"));
     c.out.inside(cat("ip addr add ", inside_addr, "/30 dev ", inside_end, "; ping ", host_addr),
                  session.value("ping"));
-    auto host_ping = run_command(
-        {c.rootfs + "/bin/busybox", "ping", "-c", "1", "-W", "2", inside_addr}, signals);
+    MR_ASSIGN(CommandResult host_ping,
+              run_command({c.rootfs + "/bin/busybox", "ping", "-c", "1", "-W", "2", inside_addr},
+                          signals));
     c.out.host(cat("ping ", inside_addr, " (the rootfs's static busybox)"),
                host_ping.exit_code == 0 ? "ok" : "failed");
-    pause_here(c, cat("the veth pair is up: try `ip addr show ", host_end, "`"));
-    host_run({ip, "link", "del", host_end});
-    const bool gone = !link_exists(host_end);
-    session.resume();
-    session.finish();
+    MR_TRY(pause_here(c, cat("the veth pair is up: try `ip addr show ", host_end, "`")));
+    MR_TRY(host_run({ip, "link", "del", host_end}));
+    MR_ASSIGN(const bool still_there, link_exists(host_end));
+    const bool gone = !still_there;
+    MR_TRY(session.resume());
+    MR_TRY(session.finish());
 
     c.out.ns_compare("net", session.value("ns"), host_ns("net"));
     c.out.inside("ls /sys/class/net, at the start", session.value("links"));
@@ -450,7 +469,7 @@ bool demo_net(Context& c) {
 
 // ---------------------------------------------------------------------------------------
 
-bool demo_user(Context& c) {
+Result<bool> demo_user(Context& c) {
     intro(c, "user: user and group ids",
           "A user namespace maps ids: here container uid 0 is host uid 100000 (65536 ids\n"
           "from there). Root inside has every capability over what the namespace owns, and\n"
@@ -459,6 +478,7 @@ bool demo_user(Context& c) {
           "CLONE_NEWUSER", "clone3(CLONE_NEWUSER); the parent writes /proc/PID/uid_map and gid_map",
           "runtime/user.cpp (flags: runtime/plan.cpp, clone: runtime/child.cpp)");
     Session session(c, "user");
+    MR_TRY(session.open());
     const std::string host_file = session.dir() + "/host-file";
     const std::string content = "written by the host's root\n";
     std::ofstream(host_file) << content;
@@ -483,13 +503,13 @@ bool demo_user(Context& c) {
                        "{ echo changed >> /tmp/host-file; } 2>/dev/null && echo '@write allowed' "
                        "|| echo '@write denied'; " +
                        pause());
-    session.start().wait_for("@ready");
-    pid_t init = session.init_pid();
+    MR_TRY(session.start("@ready"));
+    MR_ASSIGN(pid_t init, session.init_pid());
     const std::string uid = status_field(init, "Uid");
     const std::string uid_map = join(words_of(read_text(cat("/proc/", init, "/uid_map"))), " ");
-    pause_here(c, running_hint(session));
-    session.resume();
-    session.finish();
+    MR_TRY(pause_while_running(c, session));
+    MR_TRY(session.resume());
+    MR_TRY(session.finish());
 
     c.out.ns_compare("user", session.value("ns"), host_ns("user"));
     c.out.inside("id", session.value("id"));
@@ -512,7 +532,7 @@ bool demo_user(Context& c) {
 
 // ---------------------------------------------------------------------------------------
 
-bool demo_cgroup(Context& c) {
+Result<bool> demo_cgroup(Context& c) {
     intro(c, "cgroup: the view of the cgroup tree",
           "A cgroup namespace makes the cgroup the process is in look like the root, so a\n"
           "container cannot learn (or depend on) where the host put it. /proc/self/cgroup\n"
@@ -520,15 +540,16 @@ bool demo_cgroup(Context& c) {
           "CLONE_NEWCGROUP", "clone3(CLONE_NEWCGROUP); the cgroup mount shows only the subtree",
           "runtime/mount_cgroup.cpp (flags: runtime/plan.cpp, clone: runtime/child.cpp)");
     Session session(c, "cgroup");
+    MR_TRY(session.open());
     session.set_namespaces({"cgroup"});
     session.set_script(ns_line("cgroup") + "echo @cgroup; cat /proc/self/cgroup; echo @end; " +
                        pause());
-    session.start().wait_for("@ready");
-    pid_t init = session.init_pid();
+    MR_TRY(session.start("@ready"));
+    MR_ASSIGN(pid_t init, session.init_pid());
     auto host_view = lines_of(read_text(cat("/proc/", init, "/cgroup")));
-    pause_here(c, running_hint(session));
-    session.resume();
-    session.finish();
+    MR_TRY(pause_while_running(c, session));
+    MR_TRY(session.resume());
+    MR_TRY(session.finish());
 
     auto inside_view = session.block("cgroup");
     c.out.ns_compare("cgroup", session.value("ns"), host_ns("cgroup"));
@@ -568,7 +589,7 @@ double first_number(std::string_view text) {
     }
 }
 
-bool demo_time(Context& c) {
+Result<bool> demo_time(Context& c) {
     intro(c, "time: the monotonic and boot clocks",
           "A time namespace offsets CLOCK_MONOTONIC and CLOCK_BOOTTIME (not the wall clock),\n"
           "so a container moved to another machine can keep its clocks. The offsets\n"
@@ -582,6 +603,7 @@ bool demo_time(Context& c) {
         return true;
     }
     Session session(c, "time");
+    MR_TRY(session.open());
     session.set_namespaces({"time"});
     const nlohmann::json offset = {{"secs", kTimeOffset}, {"nanosecs", 0}};
     session.config["linux"]["timeOffsets"] = {{"monotonic", offset}, {"boottime", offset}};
@@ -589,11 +611,11 @@ bool demo_time(Context& c) {
                        "echo @offsets; cat /proc/self/timens_offsets; echo @end; "
                        "echo \"@uptime $(cut -d' ' -f1 /proc/uptime)\"; " +
                        pause());
-    session.start().wait_for("@ready");
+    MR_TRY(session.start("@ready"));
     const std::string host_uptime = words_of(read_text("/proc/uptime")).at(0);
-    pause_here(c, running_hint(session));
-    session.resume();
-    session.finish();
+    MR_TRY(pause_while_running(c, session));
+    MR_TRY(session.resume());
+    MR_TRY(session.finish());
 
     c.out.ns_compare("time", session.value("ns"), host_ns("time"));
     auto offsets = [](const std::vector<std::string>& lines) {
@@ -627,7 +649,7 @@ bool demo_time(Context& c) {
 
 // ---------------------------------------------------------------------------------------
 
-bool demo_overview(Context& c) {
+Result<bool> demo_overview(Context& c) {
     intro(c, "all: every namespace at once",
           "One container with all eight namespaces: each /proc/self/ns link (a namespace's\n"
           "identity, the inode of an nsfs file) differs from the host's. Each demo after\n"
@@ -637,6 +659,7 @@ bool demo_overview(Context& c) {
     const std::vector<std::string> names = {"cgroup", "ipc",  "mnt",  "net",
                                             "pid",    "time", "user", "uts"};
     Session session(c, "all");
+    MR_TRY(session.open());
     session.set_namespaces({"pid", "network", "ipc", "uts", "user", "cgroup", "time"});
     const nlohmann::json mapping = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
     session.config["linux"]["uidMappings"] = mapping;
@@ -647,8 +670,8 @@ bool demo_overview(Context& c) {
         script += cat("echo \"@", name, " $(readlink /proc/self/ns/", name, ")\"; ");
     }
     session.set_script(script);
-    session.start();
-    session.finish();
+    MR_TRY(session.start());
+    MR_TRY(session.finish());
     Check check(c.out);
     bool all_differ = true;
     for (const auto& name : names) {
@@ -665,7 +688,7 @@ bool demo_overview(Context& c) {
 struct Entry {
     const char* name;
     const char* summary;
-    bool (*run)(Context&);
+    Result<bool> (*run)(Context&);
 };
 
 constexpr std::array<Entry, 8> kDemos = {{
@@ -693,6 +716,21 @@ void list_demos() {
               << "With --step, each demo pauses while its container runs.\n";
 }
 
+// The chosen demos in turn ("all": the overview first); whether every fact held.
+Result<bool> run_chosen(Context& context, const std::string& name,
+                        const std::vector<const Entry*>& chosen) {
+    MR_TRY(prepare_context(context));
+    bool ok = true;
+    if (name == "all") {
+        MR_ASSIGN(ok, demo_overview(context));
+    }
+    for (const Entry* entry : chosen) {
+        MR_ASSIGN(bool passed, entry->run(context));
+        ok = passed && ok;
+    }
+    return ok;
+}
+
 int run_demo(const std::string& name, bool step) {
     if (name.empty()) {
         list_demos();
@@ -711,27 +749,22 @@ int run_demo(const std::string& name, bool step) {
         return fail("the demos need root: they make namespaces, mounts and network devices");
     }
     Signals signals;
+    if (auto opened = signals.open(); !opened) {
+        return fail(opened.error().message());
+    }
     Context context;
     context.signals = &signals;
     context.step = step;
-    try {
-        prepare_context(context);
-        bool ok = true;
-        if (name == "all") {
-            ok = demo_overview(context);
-        }
-        for (const Entry* entry : chosen) {
-            ok = entry->run(context) && ok;
-        }
-        std::cout << std::flush;
-        return ok ? 0 : 1;
-    } catch (const Interrupted&) {
+    Result<bool> ok = run_chosen(context, name, chosen);
+    if (!ok && is_interrupted(ok.error())) {
         context.out.note("interrupted: everything the demo made has been removed");
         return 130;
-    } catch (const Failure& failure) {
-        std::cout << std::flush;
-        return fail(cat("demo ", name, ": ", failure.what()));
     }
+    std::cout << std::flush;
+    if (!ok) {
+        return fail(cat("demo ", name, ": ", ok.error().message()));
+    }
+    return *ok ? 0 : 1;
 }
 
 } // namespace

@@ -90,15 +90,15 @@ bool is_source_dir(const std::string& dir) {
 
 // $MINIRUN_SOURCE_DIR, a directory above the binary (build/ inside the source tree), or
 // the source directory this binary was built from.
-std::string find_source_dir() {
+Result<std::string> find_source_dir() {
     std::vector<std::string> tried;
     if (const char* env = std::getenv("MINIRUN_SOURCE_DIR"); env != nullptr && *env != '\0') {
         if (is_source_dir(env)) {
-            return env;
+            return std::string(env);
         }
-        throw Failure(cat("MINIRUN_SOURCE_DIR=", env,
-                          " has no rootfs-examples/busybox/"
-                          "config.json and scripts/make-rootfs.sh"));
+        return Error(cat("MINIRUN_SOURCE_DIR=", env,
+                         " has no rootfs-examples/busybox/"
+                         "config.json and scripts/make-rootfs.sh"));
     }
     std::string dir = self_exe();
     while (!dir.empty()) {
@@ -110,7 +110,7 @@ std::string find_source_dir() {
     }
 #ifdef MINIRUN_SOURCE_DIR
     if (is_source_dir(MINIRUN_SOURCE_DIR)) {
-        return MINIRUN_SOURCE_DIR;
+        return std::string(MINIRUN_SOURCE_DIR);
     }
     tried.emplace_back(MINIRUN_SOURCE_DIR);
 #endif
@@ -118,8 +118,8 @@ std::string find_source_dir() {
     for (const auto& path : tried) {
         list += (list.empty() ? "" : ", ") + path;
     }
-    throw Failure(cat("cannot find the example bundle rootfs-examples/busybox (looked in ", list,
-                      "); set MINIRUN_SOURCE_DIR to mini-run's source directory"));
+    return Error(cat("cannot find the example bundle rootfs-examples/busybox (looked in ", list,
+                     "); set MINIRUN_SOURCE_DIR to mini-run's source directory"));
 }
 
 int remove_entry(const char* path, const struct stat* /*info*/, int type, FTW* /*ftw*/) {
@@ -133,23 +133,35 @@ int remove_entry(const char* path, const struct stat* /*info*/, int type, FTW* /
 
 } // namespace
 
+Error interrupted() {
+    return Error(EINTR, "interrupted");
+}
+
+bool is_interrupted(const Error& error) {
+    return error.errno_value() == EINTR;
+}
+
 // ---------------------------------------------------------------------------------------
 // Signals
 
-Signals::Signals() {
+Status Signals::open() {
     sigset_t set = demo_signals();
     ::sigprocmask(SIG_BLOCK, &set, &original_);
     fd_ = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (fd_ < 0) {
         ::sigprocmask(SIG_SETMASK, &original_, nullptr);
-        throw Failure(cat("signalfd: ", std::strerror(errno)));
+        return Error(cat("signalfd: ", std::strerror(errno)));
     }
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGPIPE, &ignore, &original_pipe_);
+    return {};
 }
 
 Signals::~Signals() {
+    if (fd_ < 0) {
+        return; // never opened
+    }
     ::close(fd_);
     ::sigaction(SIGPIPE, &original_pipe_, nullptr);
     // Signals that arrived during the cleanup are dropped: the demo has handled them.
@@ -160,11 +172,12 @@ Signals::~Signals() {
     ::sigprocmask(SIG_SETMASK, &original_, nullptr);
 }
 
-void Signals::check() const {
+Status Signals::check() const {
     signalfd_siginfo info{};
     if (::read(fd_, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
-        throw Interrupted{};
+        return interrupted();
     }
+    return {};
 }
 
 void Signals::restore_in_child() const {
@@ -242,14 +255,13 @@ void Output::note(std::string_view text) const {
 // ---------------------------------------------------------------------------------------
 // Process
 
-Process::Process(const std::vector<std::string>& argv, const Signals& signals)
-    : signals_(&signals) {
+Status Process::start(const std::vector<std::string>& argv) {
     std::array<int, 2> in{};
     std::array<int, 2> out{};
     std::array<int, 2> err{};
     if (::pipe2(in.data(), O_CLOEXEC) < 0 || ::pipe2(out.data(), O_CLOEXEC) < 0 ||
         ::pipe2(err.data(), O_CLOEXEC) < 0) {
-        throw Failure(cat("pipe: ", std::strerror(errno)));
+        return Error(cat("pipe: ", std::strerror(errno)));
     }
     std::vector<char*> args;
     args.reserve(argv.size() + 1);
@@ -259,13 +271,13 @@ Process::Process(const std::vector<std::string>& argv, const Signals& signals)
     args.push_back(nullptr);
     pid_ = ::fork();
     if (pid_ < 0) {
-        throw Failure(cat("fork: ", std::strerror(errno)));
+        return Error(cat("fork: ", std::strerror(errno)));
     }
     if (pid_ == 0) {
         // A process group of its own: a terminal's Ctrl-C goes to the demo only, which
         // then stops what it started in order.
         ::setpgid(0, 0);
-        signals.restore_in_child();
+        signals_->restore_in_child();
         ::dup2(in[0], STDIN_FILENO);
         ::dup2(out[1], STDOUT_FILENO);
         ::dup2(err[1], STDERR_FILENO);
@@ -282,6 +294,7 @@ Process::Process(const std::vector<std::string>& argv, const Signals& signals)
     err_fd_ = err[0];
     set_nonblocking_cloexec(out_fd_);
     set_nonblocking_cloexec(err_fd_);
+    return {};
 }
 
 Process::~Process() {
@@ -313,27 +326,28 @@ void Process::reap(bool block) {
     }
 }
 
-void Process::send(std::string_view text) const {
+Status Process::send(std::string_view text) const {
     while (!text.empty() && in_ >= 0) {
         ssize_t written = ::write(in_, text.data(), text.size());
         if (written < 0 && errno == EINTR) {
             continue;
         }
         if (written < 0) {
-            throw Failure(cat("write to the container's stdin: ", std::strerror(errno)));
+            return Error(cat("write to the container's stdin: ", std::strerror(errno)));
         }
         text.remove_prefix(static_cast<size_t>(written));
     }
+    return {};
 }
 
-void Process::pump(int timeout_ms) {
+Status Process::pump(int timeout_ms) {
     std::array<pollfd, 3> fds{
         {{signals_->fd(), POLLIN, 0}, {out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}}};
     int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) {
-        throw Failure(cat("poll: ", std::strerror(errno)));
+        return Error(cat("poll: ", std::strerror(errno)));
     }
-    signals_->check();
+    MR_TRY(signals_->check());
     std::array<char, 4096> buffer{};
     for (auto [fd, text] : {std::pair<int*, std::string*>{&out_fd_, &out_},
                             std::pair<int*, std::string*>{&err_fd_, &err_}}) {
@@ -350,41 +364,44 @@ void Process::pump(int timeout_ms) {
         }
     }
     reap(false);
+    return {};
 }
 
-void Process::wait_for(std::string_view marker, Seconds timeout) {
+Status Process::wait_for(std::string_view marker, Seconds timeout) {
     auto deadline = Clock::now() + timeout;
     while (!has_line_starting_with(out_, marker)) {
         if (exited_ || (out_fd_ < 0 && err_fd_ < 0)) {
-            throw Failure(cat("the container ended before it printed ", marker, " (exit code ",
-                              exit_code_of(status_), "): ", trim(err_)));
+            return Error(cat("the container ended before it printed ", marker, " (exit code ",
+                             exit_code_of(status_), "): ", trim(err_)));
         }
         if (Clock::now() > deadline) {
-            throw Failure(
+            return Error(
                 cat("timed out waiting for the container to print ", marker, ": ", trim(err_)));
         }
-        pump(100);
+        MR_TRY(pump(100));
     }
+    return {};
 }
 
-int Process::wait(Seconds timeout) {
+Result<int> Process::wait(Seconds timeout) {
     close_fd(in_);
     auto deadline = Clock::now() + timeout;
     while (!exited_) {
         if (Clock::now() > deadline) {
             kill_and_reap();
-            throw Failure(cat("timed out waiting for ", pid_, " to exit"));
+            return Error(cat("timed out waiting for ", pid_, " to exit"));
         }
-        pump(100);
+        MR_TRY(pump(100));
     }
-    pump(0); // what is left in the pipes
+    MR_TRY(pump(0)); // what is left in the pipes
     return exit_code_of(status_);
 }
 
-CommandResult run_command(const std::vector<std::string>& argv, const Signals& signals) {
-    Process process(argv, signals);
+Result<CommandResult> run_command(const std::vector<std::string>& argv, const Signals& signals) {
+    Process process(signals);
+    MR_TRY(process.start(argv));
     CommandResult result;
-    result.exit_code = process.wait();
+    MR_ASSIGN(result.exit_code, process.wait());
     result.out = process.out();
     result.err = process.err();
     return result;
@@ -393,8 +410,8 @@ CommandResult run_command(const std::vector<std::string>& argv, const Signals& s
 // ---------------------------------------------------------------------------------------
 // Context and session
 
-void prepare_context(Context& context) {
-    context.source_dir = find_source_dir();
+Status prepare_context(Context& context) {
+    MR_ASSIGN(context.source_dir, find_source_dir());
     context.self = self_exe();
     const std::string bundle = context.source_dir + "/rootfs-examples/busybox";
     context.rootfs = bundle + "/rootfs";
@@ -402,57 +419,62 @@ void prepare_context(Context& context) {
     if (::stat((context.rootfs + "/bin/busybox").c_str(), &info) != 0) {
         context.out.note(
             cat("building the example rootfs: ", context.source_dir, "/scripts/make-rootfs.sh"));
-        auto built = run_command({"/bin/sh", context.source_dir + "/scripts/make-rootfs.sh"},
-                                 *context.signals);
+        MR_ASSIGN(CommandResult built,
+                  run_command({"/bin/sh", context.source_dir + "/scripts/make-rootfs.sh"},
+                              *context.signals));
         if (built.exit_code != 0) {
-            throw Failure(cat("scripts/make-rootfs.sh failed: ", trim(built.err)));
+            return Error(cat("scripts/make-rootfs.sh failed: ", trim(built.err)));
         }
     }
     std::ifstream file(bundle + "/config.json");
     try {
         context.base_config = nlohmann::json::parse(file);
     } catch (const nlohmann::json::exception& e) {
-        throw Failure(cat(bundle, "/config.json: ", e.what()));
+        return Error(cat(bundle, "/config.json: ", e.what()));
     }
+    return {};
 }
 
-void pause_here(const Context& context, std::string_view hint) {
+Status pause_here(const Context& context, std::string_view hint) {
     if (!context.step) {
-        return;
+        return {};
     }
     context.out.note(cat("[paused] ", hint));
     context.out.note("[paused] press Enter to go on");
     for (;;) {
         std::array<pollfd, 2> fds{{{context.signals->fd(), POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}}};
         if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
-            return;
+            return {};
         }
-        context.signals->check();
+        MR_TRY(context.signals->check());
         if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) != 0) {
             std::array<char, 256> buffer{};
             ssize_t got = ::read(STDIN_FILENO, buffer.data(), buffer.size());
             if (got <= 0 || std::memchr(buffer.data(), '\n', static_cast<size_t>(got)) != nullptr) {
-                return;
+                return {};
             }
         }
     }
 }
 
 Session::Session(Context& context, std::string_view name) : context_(&context) {
+    id_ = cat(kMarker, name, "-", ::getpid());
+    config = context.base_config;
+    config["root"]["path"] = context.rootfs;
+    set_namespaces({});
+}
+
+Status Session::open() {
     const char* tmp = std::getenv("TMPDIR");
     std::string templ = cat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/mini-run-demo.XXXXXX");
     if (::mkdtemp(templ.data()) == nullptr) {
-        throw Failure(cat("mkdtemp ", templ, ": ", std::strerror(errno)));
+        return Error(cat("mkdtemp ", templ, ": ", std::strerror(errno)));
     }
     dir_ = templ;
     // The container's root in a user namespace must reach a bind mount's source here.
     ::chmod(dir_.c_str(), 0755);
     ::mkdir(bundle().c_str(), 0755);
-    id_ = cat(kMarker, name, "-", ::getpid());
-
-    config = context.base_config;
-    config["root"]["path"] = context.rootfs;
-    set_namespaces({});
+    return {};
 }
 
 Session::~Session() {
@@ -498,41 +520,46 @@ void Session::set_script(const std::string& script) {
     config["process"]["args"] = {"sh", "-c", script, id_};
 }
 
-Process& Session::start() {
+Status Session::start(std::string_view marker) {
     std::ofstream(bundle() + "/config.json") << config.dump(4) << "\n";
-    run_ = std::make_unique<Process>(std::vector<std::string>{context_->self, "--root", root(),
-                                                              "run", "--bundle", bundle(), id_},
-                                     *context_->signals);
-    return *run_;
+    auto run = std::make_unique<Process>(*context_->signals);
+    MR_TRY(run->start({context_->self, "--root", root(), "run", "--bundle", bundle(), id_}));
+    run_ = std::move(run);
+    if (!marker.empty()) {
+        MR_TRY(run_->wait_for(marker));
+    }
+    return {};
 }
 
-pid_t Session::init_pid() const {
+Result<pid_t> Session::init_pid() const {
     auto state = container_state(root(), id_);
     if (!state) {
-        throw Failure(cat("mini-run state ", id_, ": ", state.error().message()));
+        return Error(cat("mini-run state ", id_, ": ", state.error().message()));
     }
     auto pid = nlohmann::json::parse(*state).value("pid", 0);
     if (pid <= 0) {
-        throw Failure(cat("mini-run state ", id_, ": no pid"));
+        return Error(cat("mini-run state ", id_, ": no pid"));
     }
     return pid;
 }
 
-void Session::resume(std::string_view marker) {
-    run_->send("go\n");
+Status Session::resume(std::string_view marker) {
+    MR_TRY(run_->send("go\n"));
     if (!marker.empty()) {
-        run_->wait_for(marker);
+        MR_TRY(run_->wait_for(marker));
     }
+    return {};
 }
 
-void Session::finish() {
-    int code = run_->wait();
+Status Session::finish() {
+    MR_ASSIGN(int code, run_->wait());
     if (code != 0) {
-        throw Failure(cat("the container exited with ", code, ": ", trim(run_->err())));
+        return Error(cat("the container exited with ", code, ": ", trim(run_->err())));
     }
+    return {};
 }
 
-void Session::on_cleanup(std::string what, std::function<void()> action) {
+void Session::on_cleanup(std::string what, std::function<Status()> action) {
     cleanups_.emplace_back(std::move(what), std::move(action));
 }
 
@@ -562,17 +589,16 @@ std::vector<std::string> Session::block(std::string_view key) const {
 }
 
 void Session::cleanup() noexcept {
+    if (dir_.empty()) {
+        return; // never opened: nothing was made
+    }
     try {
         std::vector<std::string> done;
         if (run_ && !run_->exited()) {
             // The container first (every process in it), then `run` itself, which deletes
             // the container once its process is gone.
             (void)kill_container(root(), id_, SIGKILL, true);
-            try {
-                run_->wait(Seconds(10));
-            } catch (const Failure&) {
-                run_->kill_and_reap();
-            } catch (const Interrupted&) {
+            if (!run_->wait(Seconds(10))) {
                 run_->kill_and_reap();
             }
             done.emplace_back("stopped the container");
@@ -584,13 +610,10 @@ void Session::cleanup() noexcept {
         }
         std::reverse(cleanups_.begin(), cleanups_.end()); // newest first
         for (auto& [what, action] : cleanups_) {
-            try {
-                action();
+            if (Status status = action(); status) {
                 done.push_back(what);
-            } catch (const std::exception& e) {
-                context_->out.bad(cat("cleanup: ", what, ": ", e.what()));
-            } catch (const Interrupted&) {
-                context_->out.bad(cat("cleanup: ", what, ": interrupted"));
+            } else {
+                context_->out.bad(cat("cleanup: ", what, ": ", status.error().message()));
             }
         }
         remove_tree(dir_);
@@ -601,7 +624,8 @@ void Session::cleanup() noexcept {
         }
         context_->out.note(cat("cleanup: ", list));
     } catch (...) {
-        // A destructor must not throw; what was left is reported above where possible.
+        // A destructor must not throw (std::bad_alloc, say); what was left is reported
+        // above where possible.
     }
 }
 
