@@ -7,7 +7,9 @@
 // also when it fails or is interrupted: SIGINT, SIGTERM and SIGHUP are blocked for the
 // demo's lifetime and read from a signalfd, so Ctrl-C turns into an orderly cleanup.
 //
-// demo.cpp has the command and the demos; demo_session.cpp the machinery below.
+// demo.cpp has the command and what the demos share, demo_<name>.cpp each demo;
+// demo_session.cpp (context, sessions, helpers), demo_process.cpp (signals, child
+// processes) and demo_output.cpp (the output) the machinery below.
 #pragma once
 
 #include "commands.hpp"
@@ -212,6 +214,55 @@ std::string trim(std::string_view text);
 std::string shell_quote(std::string_view text);
 // Removes a directory tree without crossing into other mounts.
 void remove_tree(const std::string& path);
+
+// ---- What the demos share (demo.cpp) ----
+
+// Collects the facts a demo checks: each is printed as "ok" or "UNEXPECTED".
+class Check {
+public:
+    explicit Check(const Output& out) : out_(&out) {}
+    void operator()(bool holds, std::string_view fact) {
+        if (holds) {
+            out_->good(fact);
+        } else {
+            out_->bad(fact);
+        }
+        ok_ = ok_ && holds;
+    }
+    [[nodiscard]] bool ok() const { return ok_; }
+
+private:
+    const Output* out_;
+    bool ok_ = true;
+};
+
+// The start of every container script: "@ns <link>" for the namespace shown.
+std::string ns_line(std::string_view name);
+// Stops the script until the demo has looked from the host: prints "@<marker>", then
+// waits for the line Session::resume sends.
+std::string pause(std::string_view marker = "ready");
+// With --step: says how to look at the running container, and waits for Enter.
+Status pause_while_running(const Context& context, const Session& session);
+std::vector<std::string> words_of(std::string_view text);
+std::string join(const std::vector<std::string>& items, std::string_view separator);
+// A line of /proc/PID/status ("NSpid", "Uid"): its words after the name, one space apart.
+std::string status_field(pid_t pid, std::string_view name);
+// The heading and what the demo is about: the clone flag, the syscalls, the code.
+void intro(const Context& context, std::string_view title, std::string_view text,
+           std::string_view flag, std::string_view syscall, std::string_view code);
+
+// The demos, one file each (demo_uts.cpp, ...): whether every fact they check held.
+Result<bool> demo_uts(Context& c);
+Result<bool> demo_ipc(Context& c);
+Result<bool> demo_pid(Context& c);
+Result<bool> demo_mount(Context& c);
+Result<bool> demo_net(Context& c);
+Result<bool> demo_user(Context& c);
+Result<bool> demo_cgroup(Context& c);
+Result<bool> demo_time(Context& c);
+
+// The time namespace's clock offsets, in the time demo and in the overview.
+inline constexpr long kTimeOffset = 10L * 24 * 3600; // ten days
 
 } // namespace demo
 } // namespace minirun::cli
