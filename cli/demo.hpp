@@ -7,10 +7,13 @@
 // also when it fails or is interrupted: SIGINT, SIGTERM and SIGHUP are blocked for the
 // demo's lifetime and read from a signalfd, so Ctrl-C turns into an orderly cleanup.
 //
-// demo.cpp has the command and the demos; demo_session.cpp the machinery below.
+// demo.cpp has the command and what the demos share, demo_<name>.cpp each demo;
+// demo_session.cpp (context, sessions, helpers), demo_process.cpp (signals, child
+// processes) and demo_output.cpp (the output) the machinery below.
 #pragma once
 
 #include "commands.hpp"
+#include "minirun/error.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -21,7 +24,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,27 +36,26 @@ namespace demo {
 
 using Seconds = std::chrono::seconds;
 
-// Ctrl-C (or SIGTERM, SIGHUP) while a demo runs: unwinds to the cleanup.
-struct Interrupted {};
+// A demo fails with an Error (errno 0) whose message says what it needed and did not
+// happen, or with interrupted(): Ctrl-C (or SIGTERM, SIGHUP) while it ran. Either way it
+// returns through the cleanup of what it made.
+Error interrupted();
+[[nodiscard]] bool is_interrupted(const Error& error);
 
-// Something the demo needed did not happen; the message says what.
-class Failure : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-// Blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT (and ignores SIGPIPE) while it lives; the
-// blocked signals are read from a signalfd. Children get the original mask back.
+// Once open, blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT (and ignores SIGPIPE) while it
+// lives; the blocked signals are read from a signalfd. Children get the original mask back.
 class Signals {
 public:
-    Signals();
+    Signals() = default;
     Signals(const Signals&) = delete;
     Signals& operator=(const Signals&) = delete;
     ~Signals();
 
+    // Blocks the signals and opens the signalfd; on failure nothing stays blocked.
+    Status open();
     [[nodiscard]] int fd() const { return fd_; }
-    // Throws Interrupted when one of the signals has arrived.
-    void check() const;
+    // Fails with interrupted() when one of the signals has arrived.
+    [[nodiscard]] Status check() const;
     // For a forked child, before exec: the original mask and dispositions.
     void restore_in_child() const;
 
@@ -90,7 +91,7 @@ private:
 // SIGKILLs that pid and reaps it.
 class Process {
 public:
-    Process(const std::vector<std::string>& argv, const Signals& signals);
+    explicit Process(const Signals& signals) : signals_(&signals) {}
     Process(const Process&) = delete;
     Process& operator=(const Process&) = delete;
     ~Process();
@@ -100,18 +101,20 @@ public:
     [[nodiscard]] const std::string& out() const { return out_; }
     [[nodiscard]] const std::string& err() const { return err_; }
 
-    void send(std::string_view text) const;
-    // Reads until a line starting with `marker` is on stdout. Throws Failure on timeout or
-    // when the process ends first, Interrupted on a signal.
-    void wait_for(std::string_view marker, Seconds timeout = Seconds(30));
-    // Closes stdin, reads everything, reaps. The exit code (128+N for signal N); Failure
+    // Forks and execs `argv` (once per Process).
+    Status start(const std::vector<std::string>& argv);
+    Status send(std::string_view text) const;
+    // Reads until a line starting with `marker` is on stdout. Fails on timeout or when the
+    // process ends first, with interrupted() on a signal.
+    Status wait_for(std::string_view marker, Seconds timeout = Seconds(30));
+    // Closes stdin, reads everything, reaps. The exit code (128+N for signal N); fails
     // after `timeout` (the process is killed).
-    int wait(Seconds timeout = Seconds(30));
+    Result<int> wait(Seconds timeout = Seconds(30));
     // SIGKILL (this pid) and reap, without reading.
     void kill_and_reap();
 
 private:
-    void pump(int timeout_ms);
+    Status pump(int timeout_ms);
     void reap(bool block);
 
     const Signals* signals_;
@@ -131,7 +134,7 @@ struct CommandResult {
     std::string err;
 };
 // Runs a host command to completion.
-CommandResult run_command(const std::vector<std::string>& argv, const Signals& signals);
+Result<CommandResult> run_command(const std::vector<std::string>& argv, const Signals& signals);
 
 // What every demo needs: where the example lives, the output, the signals.
 struct Context {
@@ -145,16 +148,18 @@ struct Context {
 };
 
 // With --step: says what there is to look at and waits for Enter on stdin (or its end).
-void pause_here(const Context& context, std::string_view hint);
+Status pause_here(const Context& context, std::string_view hint);
 
 // Finds the example bundle (building its rootfs when missing) and fills the context.
-void prepare_context(Context& context);
+Status prepare_context(Context& context);
 
 // One container: a temporary directory with bundle/config.json and state/ (the --root),
 // a container id that carries the marker "mini-run-demo-", and the cleanup of everything.
 class Session {
 public:
     Session(Context& context, std::string_view name);
+    // Makes the temporary directory: first, before anything else is done with the session.
+    Status open();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
     ~Session();
@@ -172,17 +177,18 @@ public:
     // process.args = sh -c SCRIPT ID (the id shows in the shell's command line).
     void set_script(const std::string& script);
 
-    // Writes config.json and starts `mini-run --root STATE run --bundle BUNDLE ID`.
-    Process& start();
+    // Writes config.json and starts `mini-run --root STATE run --bundle BUNDLE ID`; with a
+    // `marker`, waits until the container prints it.
+    Status start(std::string_view marker = {});
     // The container's init as the host sees it (from `state`).
-    pid_t init_pid() const;
+    [[nodiscard]] Result<pid_t> init_pid() const;
     // Lets the container's script go on (one line on its stdin) and waits for `marker`.
-    void resume(std::string_view marker = {});
-    // Waits for the container to exit; Failure unless it exits 0.
-    void finish();
+    Status resume(std::string_view marker = {});
+    // Waits for the container to exit; fails unless it exits 0.
+    Status finish();
 
-    // Runs at cleanup, newest first, after the container is gone.
-    void on_cleanup(std::string what, std::function<void()> action);
+    // Runs at cleanup, newest first, after the container is gone; a failure is reported.
+    void on_cleanup(std::string what, std::function<Status()> action);
 
     // "@key value" lines of the container's output: the value after "@key ".
     [[nodiscard]] std::string value(std::string_view key) const;
@@ -196,7 +202,7 @@ private:
     std::string dir_;
     std::string id_;
     std::unique_ptr<Process> run_;
-    std::vector<std::pair<std::string, std::function<void()>>> cleanups_;
+    std::vector<std::pair<std::string, std::function<Status()>>> cleanups_;
 };
 
 // Small helpers.
@@ -208,6 +214,55 @@ std::string trim(std::string_view text);
 std::string shell_quote(std::string_view text);
 // Removes a directory tree without crossing into other mounts.
 void remove_tree(const std::string& path);
+
+// ---- What the demos share (demo.cpp) ----
+
+// Collects the facts a demo checks: each is printed as "ok" or "UNEXPECTED".
+class Check {
+public:
+    explicit Check(const Output& out) : out_(&out) {}
+    void operator()(bool holds, std::string_view fact) {
+        if (holds) {
+            out_->good(fact);
+        } else {
+            out_->bad(fact);
+        }
+        ok_ = ok_ && holds;
+    }
+    [[nodiscard]] bool ok() const { return ok_; }
+
+private:
+    const Output* out_;
+    bool ok_ = true;
+};
+
+// The start of every container script: "@ns <link>" for the namespace shown.
+std::string ns_line(std::string_view name);
+// Stops the script until the demo has looked from the host: prints "@<marker>", then
+// waits for the line Session::resume sends.
+std::string pause(std::string_view marker = "ready");
+// With --step: says how to look at the running container, and waits for Enter.
+Status pause_while_running(const Context& context, const Session& session);
+std::vector<std::string> words_of(std::string_view text);
+std::string join(const std::vector<std::string>& items, std::string_view separator);
+// A line of /proc/PID/status ("NSpid", "Uid"): its words after the name, one space apart.
+std::string status_field(pid_t pid, std::string_view name);
+// The heading and what the demo is about: the clone flag, the syscalls, the code.
+void intro(const Context& context, std::string_view title, std::string_view text,
+           std::string_view flag, std::string_view syscall, std::string_view code);
+
+// The demos, one file each (demo_uts.cpp, ...): whether every fact they check held.
+Result<bool> demo_uts(Context& c);
+Result<bool> demo_ipc(Context& c);
+Result<bool> demo_pid(Context& c);
+Result<bool> demo_mount(Context& c);
+Result<bool> demo_net(Context& c);
+Result<bool> demo_user(Context& c);
+Result<bool> demo_cgroup(Context& c);
+Result<bool> demo_time(Context& c);
+
+// The time namespace's clock offsets, in the time demo and in the overview.
+inline constexpr long kTimeOffset = 10L * 24 * 3600; // ten days
 
 } // namespace demo
 } // namespace minirun::cli

@@ -1,15 +1,14 @@
-// The machinery of `mini-run demo`: signals, output, child processes, temporary bundles
-// and their cleanup. The demos themselves are in demo.cpp.
+// The machinery of `mini-run demo`: the context (where the example bundle is), temporary
+// bundles and their cleanup, and small helpers. Signals and child processes are in
+// demo_process.cpp, the output in demo_output.cpp, the demos in demo.cpp and
+// demo_<name>.cpp.
 #include "demo.hpp"
 
 #include "minirun/runtime.hpp"
 
-#include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,61 +18,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 #include <sstream>
 
 namespace minirun::cli::demo {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr std::string_view kMarker = "mini-run-demo-";
-
-sigset_t demo_signals() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGQUIT);
-    return set;
-}
-
-void set_nonblocking_cloexec(int fd) {
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-}
-
-void close_fd(int& fd) {
-    if (fd >= 0) {
-        ::close(fd);
-        fd = -1;
-    }
-}
-
-int exit_code_of(int status) {
-    if (WIFEXITED(status)) {
-        return WEXITSTATUS(status);
-    }
-    if (WIFSIGNALED(status)) {
-        return 128 + WTERMSIG(status);
-    }
-    return -1;
-}
-
-bool has_line_starting_with(std::string_view text, std::string_view marker) {
-    for (size_t start = 0; start < text.size();) {
-        size_t end = text.find('\n', start);
-        if (end == std::string_view::npos) {
-            return false; // only complete lines count
-        }
-        if (text.substr(start, end - start).starts_with(marker)) {
-            return true;
-        }
-        start = end + 1;
-    }
-    return false;
-}
 
 std::string self_exe() {
     std::array<char, 4096> buffer{};
@@ -90,15 +40,15 @@ bool is_source_dir(const std::string& dir) {
 
 // $MINIRUN_SOURCE_DIR, a directory above the binary (build/ inside the source tree), or
 // the source directory this binary was built from.
-std::string find_source_dir() {
+Result<std::string> find_source_dir() {
     std::vector<std::string> tried;
     if (const char* env = std::getenv("MINIRUN_SOURCE_DIR"); env != nullptr && *env != '\0') {
         if (is_source_dir(env)) {
-            return env;
+            return std::string(env);
         }
-        throw Failure(cat("MINIRUN_SOURCE_DIR=", env,
-                          " has no rootfs-examples/busybox/"
-                          "config.json and scripts/make-rootfs.sh"));
+        return Error(cat("MINIRUN_SOURCE_DIR=", env,
+                         " has no rootfs-examples/busybox/"
+                         "config.json and scripts/make-rootfs.sh"));
     }
     std::string dir = self_exe();
     while (!dir.empty()) {
@@ -110,7 +60,7 @@ std::string find_source_dir() {
     }
 #ifdef MINIRUN_SOURCE_DIR
     if (is_source_dir(MINIRUN_SOURCE_DIR)) {
-        return MINIRUN_SOURCE_DIR;
+        return std::string(MINIRUN_SOURCE_DIR);
     }
     tried.emplace_back(MINIRUN_SOURCE_DIR);
 #endif
@@ -118,8 +68,8 @@ std::string find_source_dir() {
     for (const auto& path : tried) {
         list += (list.empty() ? "" : ", ") + path;
     }
-    throw Failure(cat("cannot find the example bundle rootfs-examples/busybox (looked in ", list,
-                      "); set MINIRUN_SOURCE_DIR to mini-run's source directory"));
+    return Error(cat("cannot find the example bundle rootfs-examples/busybox (looked in ", list,
+                     "); set MINIRUN_SOURCE_DIR to mini-run's source directory"));
 }
 
 int remove_entry(const char* path, const struct stat* /*info*/, int type, FTW* /*ftw*/) {
@@ -134,267 +84,10 @@ int remove_entry(const char* path, const struct stat* /*info*/, int type, FTW* /
 } // namespace
 
 // ---------------------------------------------------------------------------------------
-// Signals
-
-Signals::Signals() {
-    sigset_t set = demo_signals();
-    ::sigprocmask(SIG_BLOCK, &set, &original_);
-    fd_ = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (fd_ < 0) {
-        ::sigprocmask(SIG_SETMASK, &original_, nullptr);
-        throw Failure(cat("signalfd: ", std::strerror(errno)));
-    }
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    ::sigaction(SIGPIPE, &ignore, &original_pipe_);
-}
-
-Signals::~Signals() {
-    ::close(fd_);
-    ::sigaction(SIGPIPE, &original_pipe_, nullptr);
-    // Signals that arrived during the cleanup are dropped: the demo has handled them.
-    sigset_t set = demo_signals();
-    timespec zero{};
-    while (::sigtimedwait(&set, nullptr, &zero) > 0) {
-    }
-    ::sigprocmask(SIG_SETMASK, &original_, nullptr);
-}
-
-void Signals::check() const {
-    signalfd_siginfo info{};
-    if (::read(fd_, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
-        throw Interrupted{};
-    }
-}
-
-void Signals::restore_in_child() const {
-    ::sigaction(SIGPIPE, &original_pipe_, nullptr);
-    ::sigprocmask(SIG_SETMASK, &original_, nullptr);
-}
-
-// ---------------------------------------------------------------------------------------
-// Output
-
-Output::Output() {
-    const char* no_colour = std::getenv("NO_COLOR");
-    colour_ = ::isatty(STDOUT_FILENO) == 1 && (no_colour == nullptr || *no_colour == '\0');
-}
-
-std::string Output::paint(std::string_view code, std::string_view text) const {
-    if (!colour_) {
-        return std::string(text);
-    }
-    return cat("\033[", code, "m", text, "\033[0m");
-}
-
-void Output::heading(std::string_view title) const {
-    std::cout << "\n" << paint("1;34", cat("== ", title, " ==")) << "\n" << std::flush;
-}
-
-void Output::text(std::string_view paragraph) const {
-    for (const auto& line : lines_of(paragraph)) {
-        std::cout << "  " << line << "\n";
-    }
-    std::cout << std::flush;
-}
-
-void Output::field(std::string_view label, std::string_view value) const {
-    std::string padded(label);
-    padded.resize(std::max<size_t>(padded.size(), 9), ' ');
-    std::cout << "  " << paint("1", padded) << " " << value << "\n" << std::flush;
-}
-
-void Output::inside(std::string_view what, std::string_view value) const {
-    std::cout << "  " << paint("36", "inside") << "  " << what << ": " << value << "\n"
-              << std::flush;
-}
-
-void Output::host(std::string_view what, std::string_view value) const {
-    std::cout << "  " << paint("33", "host  ") << "  " << what << ": " << value << "\n"
-              << std::flush;
-}
-
-void Output::command(std::string_view line) const {
-    std::cout << "  " << paint("33", "host  ") << "  $ " << line << "\n" << std::flush;
-}
-
-void Output::ns_compare(std::string_view name, std::string_view inside,
-                        std::string_view host) const {
-    bool differs = inside != host;
-    std::cout << "  /proc/self/ns/" << name << "  " << paint("36", "inside") << " " << inside
-              << "  " << paint("33", "host") << " " << host << "  "
-              << paint(differs ? "32" : "31", differs ? "(different)" : "(the same)") << "\n"
-              << std::flush;
-}
-
-void Output::good(std::string_view fact) const {
-    std::cout << "  " << paint("32", "ok") << "      " << fact << "\n" << std::flush;
-}
-
-void Output::bad(std::string_view fact) const {
-    std::cout << "  " << paint("1;31", "UNEXPECTED") << " " << fact << "\n" << std::flush;
-}
-
-void Output::note(std::string_view text) const {
-    std::cout << "  " << paint("2", text) << "\n" << std::flush;
-}
-
-// ---------------------------------------------------------------------------------------
-// Process
-
-Process::Process(const std::vector<std::string>& argv, const Signals& signals)
-    : signals_(&signals) {
-    std::array<int, 2> in{};
-    std::array<int, 2> out{};
-    std::array<int, 2> err{};
-    if (::pipe2(in.data(), O_CLOEXEC) < 0 || ::pipe2(out.data(), O_CLOEXEC) < 0 ||
-        ::pipe2(err.data(), O_CLOEXEC) < 0) {
-        throw Failure(cat("pipe: ", std::strerror(errno)));
-    }
-    std::vector<char*> args;
-    args.reserve(argv.size() + 1);
-    for (const auto& arg : argv) {
-        args.push_back(const_cast<char*>(arg.c_str())); // NOLINT(*-const-cast)
-    }
-    args.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ < 0) {
-        throw Failure(cat("fork: ", std::strerror(errno)));
-    }
-    if (pid_ == 0) {
-        // A process group of its own: a terminal's Ctrl-C goes to the demo only, which
-        // then stops what it started in order.
-        ::setpgid(0, 0);
-        signals.restore_in_child();
-        ::dup2(in[0], STDIN_FILENO);
-        ::dup2(out[1], STDOUT_FILENO);
-        ::dup2(err[1], STDERR_FILENO);
-        ::execv(args[0], args.data());
-        std::string message = cat("exec ", argv[0], ": ", std::strerror(errno), "\n");
-        (void)!::write(STDERR_FILENO, message.data(), message.size());
-        ::_exit(127);
-    }
-    ::close(in[0]);
-    ::close(out[1]);
-    ::close(err[1]);
-    in_ = in[1];
-    out_fd_ = out[0];
-    err_fd_ = err[0];
-    set_nonblocking_cloexec(out_fd_);
-    set_nonblocking_cloexec(err_fd_);
-}
-
-Process::~Process() {
-    kill_and_reap();
-}
-
-void Process::kill_and_reap() {
-    close_fd(in_);
-    close_fd(out_fd_);
-    close_fd(err_fd_);
-    if (pid_ > 0 && !exited_) {
-        ::kill(pid_, SIGKILL);
-        reap(true);
-    }
-}
-
-void Process::reap(bool block) {
-    if (exited_ || pid_ <= 0) {
-        return;
-    }
-    int status = 0;
-    pid_t got = 0;
-    do {
-        got = ::waitpid(pid_, &status, block ? 0 : WNOHANG);
-    } while (got < 0 && errno == EINTR);
-    if (got == pid_) {
-        exited_ = true;
-        status_ = status;
-    }
-}
-
-void Process::send(std::string_view text) const {
-    while (!text.empty() && in_ >= 0) {
-        ssize_t written = ::write(in_, text.data(), text.size());
-        if (written < 0 && errno == EINTR) {
-            continue;
-        }
-        if (written < 0) {
-            throw Failure(cat("write to the container's stdin: ", std::strerror(errno)));
-        }
-        text.remove_prefix(static_cast<size_t>(written));
-    }
-}
-
-void Process::pump(int timeout_ms) {
-    std::array<pollfd, 3> fds{
-        {{signals_->fd(), POLLIN, 0}, {out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}}};
-    int ready = ::poll(fds.data(), fds.size(), timeout_ms);
-    if (ready < 0 && errno != EINTR) {
-        throw Failure(cat("poll: ", std::strerror(errno)));
-    }
-    signals_->check();
-    std::array<char, 4096> buffer{};
-    for (auto [fd, text] : {std::pair<int*, std::string*>{&out_fd_, &out_},
-                            std::pair<int*, std::string*>{&err_fd_, &err_}}) {
-        while (*fd >= 0) {
-            ssize_t got = ::read(*fd, buffer.data(), buffer.size());
-            if (got > 0) {
-                text->append(buffer.data(), static_cast<size_t>(got));
-                continue;
-            }
-            if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
-                break;
-            }
-            close_fd(*fd); // end of file
-        }
-    }
-    reap(false);
-}
-
-void Process::wait_for(std::string_view marker, Seconds timeout) {
-    auto deadline = Clock::now() + timeout;
-    while (!has_line_starting_with(out_, marker)) {
-        if (exited_ || (out_fd_ < 0 && err_fd_ < 0)) {
-            throw Failure(cat("the container ended before it printed ", marker, " (exit code ",
-                              exit_code_of(status_), "): ", trim(err_)));
-        }
-        if (Clock::now() > deadline) {
-            throw Failure(
-                cat("timed out waiting for the container to print ", marker, ": ", trim(err_)));
-        }
-        pump(100);
-    }
-}
-
-int Process::wait(Seconds timeout) {
-    close_fd(in_);
-    auto deadline = Clock::now() + timeout;
-    while (!exited_) {
-        if (Clock::now() > deadline) {
-            kill_and_reap();
-            throw Failure(cat("timed out waiting for ", pid_, " to exit"));
-        }
-        pump(100);
-    }
-    pump(0); // what is left in the pipes
-    return exit_code_of(status_);
-}
-
-CommandResult run_command(const std::vector<std::string>& argv, const Signals& signals) {
-    Process process(argv, signals);
-    CommandResult result;
-    result.exit_code = process.wait();
-    result.out = process.out();
-    result.err = process.err();
-    return result;
-}
-
-// ---------------------------------------------------------------------------------------
 // Context and session
 
-void prepare_context(Context& context) {
-    context.source_dir = find_source_dir();
+Status prepare_context(Context& context) {
+    MR_ASSIGN(context.source_dir, find_source_dir());
     context.self = self_exe();
     const std::string bundle = context.source_dir + "/rootfs-examples/busybox";
     context.rootfs = bundle + "/rootfs";
@@ -402,57 +95,62 @@ void prepare_context(Context& context) {
     if (::stat((context.rootfs + "/bin/busybox").c_str(), &info) != 0) {
         context.out.note(
             cat("building the example rootfs: ", context.source_dir, "/scripts/make-rootfs.sh"));
-        auto built = run_command({"/bin/sh", context.source_dir + "/scripts/make-rootfs.sh"},
-                                 *context.signals);
+        MR_ASSIGN(CommandResult built,
+                  run_command({"/bin/sh", context.source_dir + "/scripts/make-rootfs.sh"},
+                              *context.signals));
         if (built.exit_code != 0) {
-            throw Failure(cat("scripts/make-rootfs.sh failed: ", trim(built.err)));
+            return Error(cat("scripts/make-rootfs.sh failed: ", trim(built.err)));
         }
     }
     std::ifstream file(bundle + "/config.json");
     try {
         context.base_config = nlohmann::json::parse(file);
     } catch (const nlohmann::json::exception& e) {
-        throw Failure(cat(bundle, "/config.json: ", e.what()));
+        return Error(cat(bundle, "/config.json: ", e.what()));
     }
+    return {};
 }
 
-void pause_here(const Context& context, std::string_view hint) {
+Status pause_here(const Context& context, std::string_view hint) {
     if (!context.step) {
-        return;
+        return {};
     }
     context.out.note(cat("[paused] ", hint));
     context.out.note("[paused] press Enter to go on");
     for (;;) {
         std::array<pollfd, 2> fds{{{context.signals->fd(), POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}}};
         if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
-            return;
+            return {};
         }
-        context.signals->check();
+        MR_TRY(context.signals->check());
         if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) != 0) {
             std::array<char, 256> buffer{};
             ssize_t got = ::read(STDIN_FILENO, buffer.data(), buffer.size());
             if (got <= 0 || std::memchr(buffer.data(), '\n', static_cast<size_t>(got)) != nullptr) {
-                return;
+                return {};
             }
         }
     }
 }
 
 Session::Session(Context& context, std::string_view name) : context_(&context) {
+    id_ = cat(kMarker, name, "-", ::getpid());
+    config = context.base_config;
+    config["root"]["path"] = context.rootfs;
+    set_namespaces({});
+}
+
+Status Session::open() {
     const char* tmp = std::getenv("TMPDIR");
     std::string templ = cat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/mini-run-demo.XXXXXX");
     if (::mkdtemp(templ.data()) == nullptr) {
-        throw Failure(cat("mkdtemp ", templ, ": ", std::strerror(errno)));
+        return Error(cat("mkdtemp ", templ, ": ", std::strerror(errno)));
     }
     dir_ = templ;
     // The container's root in a user namespace must reach a bind mount's source here.
     ::chmod(dir_.c_str(), 0755);
     ::mkdir(bundle().c_str(), 0755);
-    id_ = cat(kMarker, name, "-", ::getpid());
-
-    config = context.base_config;
-    config["root"]["path"] = context.rootfs;
-    set_namespaces({});
+    return {};
 }
 
 Session::~Session() {
@@ -498,41 +196,46 @@ void Session::set_script(const std::string& script) {
     config["process"]["args"] = {"sh", "-c", script, id_};
 }
 
-Process& Session::start() {
+Status Session::start(std::string_view marker) {
     std::ofstream(bundle() + "/config.json") << config.dump(4) << "\n";
-    run_ = std::make_unique<Process>(std::vector<std::string>{context_->self, "--root", root(),
-                                                              "run", "--bundle", bundle(), id_},
-                                     *context_->signals);
-    return *run_;
+    auto run = std::make_unique<Process>(*context_->signals);
+    MR_TRY(run->start({context_->self, "--root", root(), "run", "--bundle", bundle(), id_}));
+    run_ = std::move(run);
+    if (!marker.empty()) {
+        MR_TRY(run_->wait_for(marker));
+    }
+    return {};
 }
 
-pid_t Session::init_pid() const {
+Result<pid_t> Session::init_pid() const {
     auto state = container_state(root(), id_);
     if (!state) {
-        throw Failure(cat("mini-run state ", id_, ": ", state.error().message()));
+        return Error(cat("mini-run state ", id_, ": ", state.error().message()));
     }
     auto pid = nlohmann::json::parse(*state).value("pid", 0);
     if (pid <= 0) {
-        throw Failure(cat("mini-run state ", id_, ": no pid"));
+        return Error(cat("mini-run state ", id_, ": no pid"));
     }
     return pid;
 }
 
-void Session::resume(std::string_view marker) {
-    run_->send("go\n");
+Status Session::resume(std::string_view marker) {
+    MR_TRY(run_->send("go\n"));
     if (!marker.empty()) {
-        run_->wait_for(marker);
+        MR_TRY(run_->wait_for(marker));
     }
+    return {};
 }
 
-void Session::finish() {
-    int code = run_->wait();
+Status Session::finish() {
+    MR_ASSIGN(int code, run_->wait());
     if (code != 0) {
-        throw Failure(cat("the container exited with ", code, ": ", trim(run_->err())));
+        return Error(cat("the container exited with ", code, ": ", trim(run_->err())));
     }
+    return {};
 }
 
-void Session::on_cleanup(std::string what, std::function<void()> action) {
+void Session::on_cleanup(std::string what, std::function<Status()> action) {
     cleanups_.emplace_back(std::move(what), std::move(action));
 }
 
@@ -562,17 +265,16 @@ std::vector<std::string> Session::block(std::string_view key) const {
 }
 
 void Session::cleanup() noexcept {
+    if (dir_.empty()) {
+        return; // never opened: nothing was made
+    }
     try {
         std::vector<std::string> done;
         if (run_ && !run_->exited()) {
             // The container first (every process in it), then `run` itself, which deletes
             // the container once its process is gone.
             (void)kill_container(root(), id_, SIGKILL, true);
-            try {
-                run_->wait(Seconds(10));
-            } catch (const Failure&) {
-                run_->kill_and_reap();
-            } catch (const Interrupted&) {
+            if (!run_->wait(Seconds(10))) {
                 run_->kill_and_reap();
             }
             done.emplace_back("stopped the container");
@@ -584,13 +286,10 @@ void Session::cleanup() noexcept {
         }
         std::reverse(cleanups_.begin(), cleanups_.end()); // newest first
         for (auto& [what, action] : cleanups_) {
-            try {
-                action();
+            if (Status status = action(); status) {
                 done.push_back(what);
-            } catch (const std::exception& e) {
-                context_->out.bad(cat("cleanup: ", what, ": ", e.what()));
-            } catch (const Interrupted&) {
-                context_->out.bad(cat("cleanup: ", what, ": interrupted"));
+            } else {
+                context_->out.bad(cat("cleanup: ", what, ": ", status.error().message()));
             }
         }
         remove_tree(dir_);
@@ -601,7 +300,8 @@ void Session::cleanup() noexcept {
         }
         context_->out.note(cat("cleanup: ", list));
     } catch (...) {
-        // A destructor must not throw; what was left is reported above where possible.
+        // A destructor must not throw (std::bad_alloc, say); what was left is reported
+        // above where possible.
     }
 }
 

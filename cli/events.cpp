@@ -2,7 +2,7 @@
 // lines, once (--stats) or as a stream with OOM notices, in runc's event format.
 #include "commands.hpp"
 #include "minirun/runtime.hpp"
-#include "units.hpp"
+#include "minirun/units.hpp"
 
 #include <iostream>
 

@@ -1,6 +1,6 @@
 // mini-run exec [--process F | options] ID [COMMAND...]: run a new process in a container.
 #include "commands.hpp"
-#include "fs.hpp"
+#include "minirun/file.hpp"
 #include "minirun/runtime.hpp"
 
 #include <charconv>

@@ -4,7 +4,6 @@
 #include "minirun/explain.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
-#include "sealed_exe.hpp"
 
 #include <algorithm>
 #include <array>
@@ -48,7 +47,7 @@ int main_impl(int argc, char** argv) {
     // `create` and `run` decide once they have read the config: most containers they can
     // protect with the cheaper exec gate (runtime/exec_gate.hpp).
     if (std::string_view name = subcommand_of(argc, argv); name == "exec") {
-        if (auto sealed = runtime::ensure_sealed_binary(argv); !sealed) {
+        if (auto sealed = reexec_from_sealed_binary(argv); !sealed) {
             return fail(sealed.error().message());
         }
     }

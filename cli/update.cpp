@@ -2,9 +2,9 @@
 // cgroup limits. The file holds a LinuxResources object (as podman and containerd send
 // it); runc's shorthand flags are applied on top of it.
 #include "commands.hpp"
-#include "fs.hpp"
+#include "minirun/file.hpp"
 #include "minirun/runtime.hpp"
-#include "units.hpp"
+#include "minirun/units.hpp"
 
 #include <iostream>
 #include <iterator>

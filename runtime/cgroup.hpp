@@ -11,7 +11,9 @@
 // cgroup_v1.cpp and cgroup_v2.cpp; the device allow-list is in cgroup_devices.cpp.
 //
 //   the host's layout, paths   cgroup_host.cpp     Host, detect_host, resolve_path
-//   the container's cgroup     cgroup.cpp          Cgroup: create, freeze, remove; SelfJoin
+//   the container's cgroup     cgroup.cpp          Cgroup: create, apply, for_exec; SelfJoin
+//   ... running and removed    cgroup_running.cpp  Cgroup: freeze, pids, stats, remove
+//   interface files            cgroup_files.cpp    read, write, Places (cgroup_files.hpp)
 //   v1 files                   cgroup_v1.cpp
 //   v2 files                   cgroup_v2.cpp
 //   devices                    cgroup_devices.cpp  v1 rules, v2 BPF_CGROUP_DEVICE program

@@ -5,6 +5,7 @@
 #include "cgroup.hpp"
 
 #include <nlohmann/json.hpp>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <map>
@@ -48,6 +49,17 @@ Status check_usage(const std::string& dir, const std::string& usage_file,
 void set_nonzero(nlohmann::json& out, const char* name, uint64_t value);
 // runc's MemoryEntry: limit and failcnt always, usage and max when not zero.
 nlohmann::json memory_entry(uint64_t usage, uint64_t max, uint64_t failcnt, uint64_t limit);
+
+// The directories of a container's cgroup (cgroup.cpp, cgroup_running.cpp).
+// The keys "" (unified host) and "unified" (hybrid host) are cgroup2 directories.
+[[nodiscard]] bool is_v2_key(const std::string& key);
+[[nodiscard]] bool is_directory(const std::string& path);
+// The cgroups directly below `dir` (none when it cannot be read).
+std::vector<std::string> subdirectories(const std::string& dir);
+// cgroup.procs of `dir` and of every cgroup below it, appended to `out`.
+Status collect_pids(const std::string& dir, std::vector<pid_t>& out);
+// Whether `dir` is the root of its hierarchy (the whole host).
+[[nodiscard]] bool is_hierarchy_root(const std::string& dir);
 
 // Where each controller of a container's cgroup lives.
 struct Places {

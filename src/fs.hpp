@@ -10,6 +10,7 @@
 
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
+#include "minirun/file.hpp"
 
 #include <sys/types.h>
 
@@ -44,7 +45,8 @@ std::pair<std::string, std::string> split_parent(std::string_view path);
 // Lexically normalises an absolute path: collapses "//", "." and ".." (never above "/").
 std::string clean_path(std::string_view path);
 
-Result<std::string> read_file(const std::string& path);
+// read_file(path) is in minirun/file.hpp, for the CLI too.
+
 // Writes `content` with a single write(2): the kernel requires that for uid_map and friends.
 Status write_file(const std::string& path, std::string_view content);
 Status write_file_at(int dir_fd, const std::string& name, std::string_view content);

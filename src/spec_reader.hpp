@@ -172,6 +172,13 @@ inline Status read(const Node& node, std::map<std::string, std::string>& out) {
                          [](const Node& entry, std::string& value) { return read(entry, value); });
 }
 
+// Value checks that several sections of config.json share (spec_reader.cpp).
+// An absolute path; `path` is the value read from `node`.
+Status check_absolute(const Node& node, const std::string& path);
+Status read_absolute(const Node& node, std::string& out);
+// environ(7) entries: NAME=value.
+Status read_env_entry(const Node& node, std::string& out);
+
 // Optional property: `out` keeps its default when the property is absent (or null).
 template <typename T>
 Status field(const Node& object, std::string_view key, T& out) {

@@ -1,4 +1,4 @@
-#include "units.hpp"
+#include "minirun/units.hpp"
 
 #include <cctype>
 #include <charconv>

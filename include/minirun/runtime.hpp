@@ -26,6 +26,12 @@ inline constexpr std::string_view kSpecVersion = "1.2.0";
 // starting with '.', at most 1024 characters. Checked before any file system access.
 Status validate_container_id(std::string_view id);
 
+// Re-executes mini-run, with the same arguments, from a view of its binary that no
+// container process can write through (CVE-2019-5736, runtime/sealed_exe.hpp). Returns at
+// once when it runs from one already; otherwise returns only when that fails. `exec` calls
+// it first thing: the re-exec starts main() over.
+Status reexec_from_sealed_binary(char** argv);
+
 struct CreateOptions {
     std::string root; // state root (--root)
     std::string id;

@@ -1,4 +1,4 @@
-#include "units.hpp"
+#include "minirun/units.hpp"
 
 #include <catch2/catch.hpp>
 

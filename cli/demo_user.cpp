@@ -1,0 +1,73 @@
+// `mini-run demo user`: uid 0 inside is uid 100000 outside, and cannot write the host
+// root's file. The mappings are written in runtime/user.cpp.
+#include "demo.hpp"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <string>
+
+namespace minirun::cli::demo {
+
+Result<bool> demo_user(Context& c) {
+    intro(c, "user: user and group ids",
+          "A user namespace maps ids: here container uid 0 is host uid 100000 (65536 ids\n"
+          "from there). Root inside has every capability over what the namespace owns, and\n"
+          "none over the host's: a file of the host's root stays out of its reach. (The\n"
+          "container gets a pid namespace too: only its owner may mount a /proc.)",
+          "CLONE_NEWUSER", "clone3(CLONE_NEWUSER); the parent writes /proc/PID/uid_map and gid_map",
+          "runtime/user.cpp (flags: runtime/plan.cpp, clone: runtime/child.cpp)");
+    Session session(c, "user");
+    MR_TRY(session.open());
+    const std::string host_file = session.dir() + "/host-file";
+    const std::string content = "written by the host's root\n";
+    std::ofstream(host_file) << content;
+    ::chmod(host_file.c_str(), 0644);
+
+    session.set_namespaces({"user", "pid"});
+    const nlohmann::json mapping = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+    session.config["linux"]["uidMappings"] = mapping;
+    session.config["linux"]["gidMappings"] = mapping;
+    // The host's file is bound onto a file in a fresh tmpfs, not into the shared rootfs.
+    session.config["mounts"].push_back({{"destination", "/tmp"},
+                                        {"type", "tmpfs"},
+                                        {"source", "tmpfs"},
+                                        {"options", {"nosuid", "nodev", "mode=1777"}}});
+    session.config["mounts"].push_back({{"destination", "/tmp/host-file"},
+                                        {"type", "bind"},
+                                        {"source", host_file},
+                                        {"options", {"bind"}}});
+    session.set_script(ns_line("user") + "echo \"@id $(id)\"; " +
+                       "echo @uid_map $(cat /proc/self/uid_map); " +
+                       "echo \"@owner $(stat -c %u:%g /tmp/host-file)\"; " +
+                       "{ echo changed >> /tmp/host-file; } 2>/dev/null && echo '@write allowed' "
+                       "|| echo '@write denied'; " +
+                       pause());
+    MR_TRY(session.start("@ready"));
+    MR_ASSIGN(pid_t init, session.init_pid());
+    const std::string uid = status_field(init, "Uid");
+    const std::string uid_map = join(words_of(read_text(cat("/proc/", init, "/uid_map"))), " ");
+    MR_TRY(pause_while_running(c, session));
+    MR_TRY(session.resume());
+    MR_TRY(session.finish());
+
+    c.out.ns_compare("user", session.value("ns"), host_ns("user"));
+    c.out.inside("id", session.value("id"));
+    c.out.inside("cat /proc/self/uid_map (inside-id host-id count)", session.value("uid_map"));
+    c.out.host(cat("/proc/", init, "/status Uid (real, effective, saved, fs)"), uid);
+    c.out.host(cat("cat /proc/", init, "/uid_map"), uid_map);
+    c.out.inside("stat -c %u:%g on the host root's file", session.value("owner"));
+    c.out.inside("echo changed >> that file", session.value("write"));
+    Check check(c.out);
+    check(session.value("ns") != host_ns("user"), "the container has a user namespace of its own");
+    check(session.value("id").starts_with("uid=0(root) gid=0(root)"), "inside, id says root");
+    check(uid == "100000 100000 100000 100000", "the host sees uid 100000");
+    check(session.value("uid_map") == "0 100000 65536", "uid_map maps 0 to 100000, 65536 ids");
+    check(session.value("owner") == "65534:65534",
+          "the host's root is unmapped inside: its file belongs to nobody (65534)");
+    check(session.value("write") == "denied" && read_text(host_file) == content,
+          "root inside cannot write the host root's file");
+    return check.ok();
+}
+
+} // namespace minirun::cli::demo
