@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ranges>
 
 namespace minirun::runtime::cgroup {
 
@@ -182,8 +183,24 @@ Result<size_t> Cgroup::create() {
             found = std::max(found, here);
         }
     }
+    // What this call made is removed again when a later directory cannot be made: the
+    // caller only owns (and removes) the cgroups once create() succeeded.
+    std::vector<std::string> made;
     for (const auto& [key, dir] : paths_) {
-        MR_TRY(make_directory(key, dir));
+        const bool existed = is_directory(dir);
+        Status status = make_directory(key, dir);
+        if (!existed && is_directory(dir)) {
+            made.push_back(dir);
+        }
+        if (!status) {
+            for (const std::string& undo : std::ranges::reverse_view(made)) {
+                if (::rmdir(undo.c_str()) != 0 && errno != ENOENT) {
+                    log::warning(cat("undo a failed create: remove cgroup ", undo, ": ",
+                                     Error::from_errno("rmdir").message()));
+                }
+            }
+            return status.error();
+        }
     }
     return found;
 }

@@ -651,6 +651,18 @@ sigset_t current_signal_mask() {
 
 } // namespace
 
+namespace runtime {
+
+std::vector<StepOutline> create_recipe_outline() {
+    std::vector<StepOutline> outline;
+    for (const auto& step : kCreateRecipe) {
+        outline.push_back({step.name, step.why});
+    }
+    return outline;
+}
+
+} // namespace runtime
+
 Status create_container(const CreateOptions& options) {
     CreateMode mode;
     mode.exec_mask = current_signal_mask();

@@ -2,7 +2,7 @@
 
 #include "minirun/log.hpp"
 
-#include <time.h>
+#include <ctime>
 
 namespace minirun::runtime {
 namespace {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace minirun::runtime {
 
@@ -35,6 +36,14 @@ struct Step {
     Status (*run)(Context&) = nullptr;
     bool seals = false; // the runner is silent after it (see above)
 };
+
+// A step's name and reason, for the docs and their test (create's recipe lives in
+// container.cpp with a context of its own).
+struct StepOutline {
+    std::string_view name;
+    std::string_view why;
+};
+std::vector<StepOutline> create_recipe_outline();
 
 // The runner's --debug side, kept out of the template: one clock read before and after a
 // step, and one log line each, only when debug logging is on.

@@ -14,9 +14,9 @@
 #include "minirun/error.hpp"
 
 #include <linux/filter.h>
-#include <signal.h>
 #include <sys/types.h>
 
+#include <csignal>
 #include <cstdint>
 
 #include <string>

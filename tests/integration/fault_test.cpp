@@ -6,6 +6,7 @@
 #include "helpers.hpp"
 
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <filesystem>
 #include <map>
 #include <unistd.h>
@@ -14,13 +15,15 @@ using namespace it;
 
 namespace {
 
-// The calls of a process's start and of its memory, which are not create's to undo: a
-// failing brk or mmap ends in an allocation failure, not in a rollback.
+// The calls not to fail: a process's start and its memory, which are not create's to undo
+// (a failing brk or mmap ends in an allocation failure, not in a rollback); and close(),
+// because strace's injection skips the call while the kernel releases the fd even when
+// close fails (close(2)): an fd still open after a failed close is a state no kernel makes.
 bool not_creates_own(const std::string& name) {
     static const std::vector<std::string> kStartup = {
-        "execve",  "exit_group", "brk",    "mmap",         "munmap",    "mprotect",
-        "mremap",  "arch_prctl", "rseq",   "set_tid_address", "set_robust_list",
-        "futex",   "getrandom",  "prlimit64"};
+        "execve",          "exit_group", "brk",        "mmap",      "munmap",
+        "mprotect",        "mremap",     "arch_prctl", "rseq",      "set_tid_address",
+        "set_robust_list", "futex",      "getrandom",  "prlimit64", "close"};
     return std::find(kStartup.begin(), kStartup.end(), name) != kStartup.end();
 }
 
@@ -87,6 +90,7 @@ TEST_CASE("create: whichever of its system calls fails, nothing is left behind",
 
     int failed_creates = 0;
     int survived = 0;
+    std::map<std::string, int> survivors; // which calls a create survives, for the report
     for (const auto& [name, count] : counts) {
         if (not_creates_own(name)) {
             continue;
@@ -94,10 +98,10 @@ TEST_CASE("create: whichever of its system calls fails, nothing is left behind",
         for (int when = 1; when <= count; ++when) {
             std::string injection = name + ":error=EIO:when=" + std::to_string(when);
             INFO("create with the " << when << ". " << name << " failing (EIO)");
-            std::vector<std::string> argv = {kStrace, "-qq", "-o", "/dev/null", "-e",
-                                             "inject=" + injection};
+            std::vector<std::string> argv = {kStrace,     "-qq", "-o",
+                                             "/dev/null", "-e",  "inject=" + injection};
             argv.insert(argv.end(), create.begin(), create.end());
-            auto result = run(argv);
+            auto result = run(argv, {}, 10s);
             INFO(result.describe());
             // An error exit, never a crash: a signal would skip the undoing.
             CHECK((result.exit_code == 0 || result.exit_code == 1));
@@ -105,6 +109,7 @@ TEST_CASE("create: whichever of its system calls fails, nothing is left behind",
                 // Survived (a failed log write, a retried call): the container exists, and
                 // is deleted like any other.
                 ++survived;
+                ++survivors[name];
                 CHECK(run_minirun({"delete", "--force", bundle.id()}).exit_code == 0);
             } else {
                 ++failed_creates;
@@ -119,7 +124,12 @@ TEST_CASE("create: whichever of its system calls fails, nothing is left behind",
                 FAIL_CHECK("left behind: " << problem);
             }
             if (!left.empty()) {
-                // Cleaned up, so that the next round starts from nothing again.
+                // Cleaned up, so that the next round starts from nothing again: the
+                // processes this round started (by pid), then the container.
+                for (pid_t pid : processes_with_marker(bundle.id())) {
+                    ::kill(pid, SIGKILL);
+                }
+                reap_orphans();
                 (void)run_minirun({"delete", "--force", bundle.id()});
                 for (const auto& dir : cgroup_dirs(cgroups_path)) {
                     ::rmdir(dir.c_str());
@@ -128,8 +138,13 @@ TEST_CASE("create: whichever of its system calls fails, nothing is left behind",
             }
         }
     }
-    // Most failures end the create; some are survivable by design.
-    CHECK(failed_creates > 100);
-    WARN("fault sweep: " << failed_creates << " failed creates, " << survived
-                         << " survived, over " << counts.size() << " kinds of system call");
+    // Most failures end the create; some are survivable by design (a retried or optional
+    // call, a log line that cannot be written).
+    CHECK(failed_creates >= 50);
+    std::string survived_by;
+    for (const auto& [call, times] : survivors) {
+        survived_by += " " + call + "x" + std::to_string(times);
+    }
+    WARN("fault sweep: " << failed_creates << " failed creates, " << survived << " survived, over "
+                         << counts.size() << " kinds of system call; survived:" << survived_by);
 }
