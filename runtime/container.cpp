@@ -3,6 +3,8 @@
 #include "cgroup.hpp"
 #include "cgroup_devices.hpp"
 #include "child.hpp"
+#include "create.hpp"
+#include "create_resources.hpp"
 #include "exec_gate.hpp"
 #include "hooks.hpp"
 #include "init.hpp"
@@ -46,105 +48,12 @@ using runtime::ToInit;
 using runtime::ToParent;
 using SyncEvent = runtime::SyncEvent<ToParent>;
 
-// A state directory that is removed again unless the create it belongs to succeeds.
-class PendingState {
-public:
-    explicit PendingState(state::StateDir& dir) : dir_(&dir) {}
-    PendingState(const PendingState&) = delete;
-    PendingState& operator=(const PendingState&) = delete;
-    PendingState(PendingState&&) = delete;
-    PendingState& operator=(PendingState&&) = delete;
-    ~PendingState() {
-        if (dir_ == nullptr) {
-            return;
-        }
-        if (auto removed = dir_->remove(); !removed) {
-            log::warning(cat("undo a failed create: remove the state directory: ",
-                             removed.error().message()));
-        }
-    }
-    void commit() { dir_ = nullptr; }
-
-private:
-    state::StateDir* dir_;
-};
-
-// Cgroups that are removed again unless the create they belong to succeeds.
-class PendingCgroup {
-public:
-    explicit PendingCgroup(const runtime::cgroup::Cgroup& cgroup) : cgroup_(&cgroup) {}
-    PendingCgroup(const PendingCgroup&) = delete;
-    PendingCgroup& operator=(const PendingCgroup&) = delete;
-    PendingCgroup(PendingCgroup&&) = delete;
-    PendingCgroup& operator=(PendingCgroup&&) = delete;
-    ~PendingCgroup() {
-        if (cgroup_ == nullptr) {
-            return;
-        }
-        if (auto removed = cgroup_->remove(); !removed) {
-            log::warning(
-                cat("undo a failed create: remove the cgroups: ", removed.error().message()));
-        }
-    }
-    void commit() { cgroup_ = nullptr; }
-
-private:
-    const runtime::cgroup::Cgroup* cgroup_;
-};
-
-// The container's cgroups, made and limited (cgroup*.cpp). Without root there is no
-// cgroup tree we may write to (none is delegated to us), so a rootless container runs in
-// its caller's cgroups, as runc's does when it cannot create its own.
-Result<runtime::cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options) {
-    namespace cgroup = runtime::cgroup;
-    const spec::Linux& linux = plan.spec.linux;
-    // An engine that manages the cgroups itself (podman --cgroups=disabled) keeps the
-    // container where it put the caller, as crun does.
-    if (options.no_cgroups) {
-        return cgroup::Cgroup();
-    }
-    if (::geteuid() != 0) {
-        if (linux.resources) {
-            log::warning("not running as root: linux.resources are not applied");
-        }
-        return cgroup::Cgroup();
-    }
-    MR_ASSIGN(cgroup::Host host, cgroup::detect_host());
-    if (host.hierarchies.empty()) {
-        return Error(ENOENT, "no cgroup hierarchy is mounted under /sys/fs/cgroup");
-    }
-    if (options.systemd_cgroup) {
-        log::warning("--systemd-cgroup: systemd is not asked for a scope; the "
-                     "\"slice:prefix:name\" path is mapped onto cgroupfs directly");
-    }
-    // A relative path starts at our own cgroup; they agree across hierarchies in practice
-    // (a process is moved into all of them at once), the cgroup2 one is preferred.
-    std::string own_path = "/";
-    for (const char* key : {"", "unified"}) {
-        if (auto it = host.own_paths.find(key); it != host.own_paths.end()) {
-            own_path = it->second;
-            break;
-        }
-    }
-    if (own_path == "/" && !host.own_paths.empty()) {
-        own_path = host.own_paths.begin()->second;
-    }
-    MR_ASSIGN(std::string path, cgroup::resolve_path(linux.cgroups_path, options.id,
-                                                     options.systemd_cgroup, own_path));
-    return cgroup::Cgroup::for_path(host, path);
-}
-
-// The limits of linux.resources and the device allow-list, which every container gets.
-Status limit_cgroup(const Plan& plan, runtime::cgroup::Cgroup& cgroup) {
-    if (cgroup.empty()) {
-        return {};
-    }
-    const spec::Linux& linux = plan.spec.linux;
-    spec::Resources resources = linux.resources.value_or(spec::Resources{});
-    resources.devices = runtime::cgroup::effective_device_rules(linux);
-    MR_TRY_WRAP(cgroup.apply(resources), "linux.resources");
-    return {};
-}
+using runtime::Created;
+using runtime::CreateMode;
+using runtime::limit_cgroup;
+using runtime::make_cgroup;
+using runtime::PendingCgroup;
+using runtime::PendingState;
 
 // Clones the init with the plan's namespace flags, straight into its cgroup2 directory
 // where there is one; the child runs init.cpp and never returns here.
@@ -170,22 +79,6 @@ Error init_error_or(ParentEnd& sync, const Error& fallback) {
     }
     return fallback;
 }
-
-// A container whose init waits at the start gate.
-struct Created {
-    state::StateDir dir; // locked
-    state::Record record;
-    Plan plan;
-    pid_t pid = -1;
-    ParentEnd sync;
-    UniqueFd console_master; // when the foreground relays the terminal itself
-};
-
-struct CreateMode {
-    sigset_t exec_mask{};               // the mask the container's process starts with
-    bool relay_terminal = false;        // run in the foreground without --console-socket
-    bool parent_waits_for_exec = false; // run in the foreground
-};
 
 // CVE-2019-5736: the exec gate where this container allows it (exec_gate.hpp), the
 // protected re-exec of mini-run otherwise (sealed_exe.hpp), which starts this process over.
@@ -600,48 +493,17 @@ constexpr std::array<runtime::Step<Run>, 23> kCreateRecipe = {{
     {"commit", "nothing is undone from here", kParent, commit},
 }};
 
-Result<Created> create_internal(const CreateOptions& options, const CreateMode& mode,
-                                Syscalls& sys) {
+} // namespace
+
+Result<runtime::Created> runtime::create_internal(const CreateOptions& options,
+                                                  const CreateMode& mode, Syscalls& sys) {
     CreateRun run(options, mode, sys);
     MR_TRY(runtime::run_recipe(std::span<const runtime::Step<Run>>(kCreateRecipe),
                                runtime::Taker::parent, run));
     return std::move(run.created);
 }
 
-// Releases the init through exec.fifo, then runs the poststart hooks.
-Status start_created(runtime::Opened& container, const spec::Spec& spec) {
-    if (container.status != state::Status::created) {
-        return Error(EINVAL, cat("cannot start container ", quoted(container.record.id), ": it is ",
-                                 state::status_name(container.status), ", not created"));
-    }
-    std::string fifo_path = container.dir.fifo_path();
-    UniqueFd fifo(::open(fifo_path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
-    if (!fifo) {
-        // ENXIO: no reader, so the init died since we looked.
-        return Error::from_errno(
-            errno == ENXIO ? ESRCH : errno,
-            cat("start ", quoted(container.record.id), ": container not running"));
-    }
-    if (::write(fifo.get(), "0", 1) != 1) {
-        return Error::from_errno("start: write exec.fifo");
-    }
-    ::unlink(fifo_path.c_str());
-    // poststart hooks must run after the user's process has been exec'd. The init's end of
-    // the fifo is close-on-exec, so the fifo loses its last reader exactly then (or when
-    // the init dies), and a writer polls POLLERR at that moment.
-    pollfd entry{fifo.get(), 0, 0};
-    while (::poll(&entry, 1, -1) < 0 && errno == EINTR) {
-    }
-    fifo.reset();
-
-    std::string state = state::oci_state_json(container.record, state::Status::running);
-    if (auto hooks = runtime::hooks::run_hooks("poststart", spec.hooks.poststart, state); !hooks) {
-        // runtime-spec: a failing poststart hook stops the container.
-        (void)runtime::kill_all_and_wait(container.record);
-        return hooks.error();
-    }
-    return {};
-}
+namespace {
 
 sigset_t current_signal_mask() {
     sigset_t mask{};
@@ -666,63 +528,8 @@ std::vector<StepOutline> create_recipe_outline() {
 Status create_container(const CreateOptions& options) {
     CreateMode mode;
     mode.exec_mask = current_signal_mask();
-    MR_TRY(create_internal(options, mode, linux_syscalls()));
+    MR_TRY(runtime::create_internal(options, mode, linux_syscalls()));
     return {};
-}
-
-Status start_container(const std::string& root, const std::string& id) {
-    MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id));
-    MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
-    return start_created(container, spec);
-}
-
-Result<int> run_container(const RunOptions& options) {
-    // Signals are blocked before clone() so that none sent meanwhile is lost.
-    runtime::SignalForwarder signals; // signals.cpp
-    CreateMode mode;
-    mode.exec_mask = signals.original_mask();
-    mode.relay_terminal = !options.detach && options.console_socket.empty();
-    mode.parent_waits_for_exec = !options.detach;
-    MR_ASSIGN(Created created, create_internal(options, mode, linux_syscalls()));
-
-    runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
-    if (auto started = start_created(container, created.plan.spec); !started) {
-        (void)runtime::destroy(container, created.plan.spec, true);
-        return started.error();
-    }
-    if (options.detach) {
-        return 0;
-    }
-    // While the container runs, other commands (kill, exec, state) must get the lock.
-    container.dir = state::StateDir();
-
-    // The init either reports a late error (a startContainer hook, execve) or execs; its
-    // end of the socket is close-on-exec, so the exec shows here as end of stream.
-    MR_ASSIGN(SyncEvent event, created.sync.receive());
-    std::optional<Error> failed;
-    if (!event.eof) {
-        failed = event.message == ToParent::kError
-                     ? event.error
-                     : Error(EPROTO, "unexpected message from the container's init");
-    }
-    std::optional<runtime::terminal::Relay> relay;
-    if (created.console_master) {
-        relay.emplace(std::move(created.console_master));
-    }
-    MR_ASSIGN(int exit_code, signals.forward_until_exit(created.pid, relay ? &*relay : nullptr));
-    relay.reset();
-
-    if (!options.keep) {
-        auto reopened = runtime::open_container(options.root, options.id);
-        if (reopened) {
-            // The config saved at create is the one this run parsed: no need to read it back.
-            MR_TRY(runtime::destroy(*reopened, created.plan.spec, true));
-        }
-    }
-    if (failed) {
-        return *failed;
-    }
-    return exit_code;
 }
 
 } // namespace minirun

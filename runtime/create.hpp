@@ -1,0 +1,35 @@
+// create's result and its variants, shared by `create` (container.cpp) and `start` and
+// `run` (start.cpp).
+#pragma once
+
+#include "minirun/runtime.hpp"
+#include "minirun/state.hpp"
+#include "plan.hpp"
+#include "sync.hpp"
+#include "syscalls.hpp"
+
+#include <csignal>
+
+namespace minirun::runtime {
+
+// A container whose init waits at the start gate.
+struct Created {
+    state::StateDir dir; // locked
+    state::Record record;
+    Plan plan;
+    pid_t pid = -1;
+    ParentEnd sync;
+    UniqueFd console_master; // when the foreground relays the terminal itself
+};
+
+struct CreateMode {
+    sigset_t exec_mask{};               // the mask the container's process starts with
+    bool relay_terminal = false;        // run in the foreground without --console-socket
+    bool parent_waits_for_exec = false; // run in the foreground
+};
+
+// The parent's recipe (container.cpp, kCreateRecipe): a created container, or nothing.
+Result<Created> create_internal(const CreateOptions& options, const CreateMode& mode,
+                                Syscalls& sys);
+
+} // namespace minirun::runtime

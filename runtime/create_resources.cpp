@@ -1,0 +1,81 @@
+#include "create_resources.hpp"
+
+#include "cgroup_devices.hpp"
+#include "minirun/log.hpp"
+
+#include <unistd.h>
+
+namespace minirun::runtime {
+
+PendingState::~PendingState() {
+    if (dir_ == nullptr) {
+        return;
+    }
+    if (auto removed = dir_->remove(); !removed) {
+        log::warning(
+            cat("undo a failed create: remove the state directory: ", removed.error().message()));
+    }
+}
+
+PendingCgroup::~PendingCgroup() {
+    if (cgroup_ == nullptr) {
+        return;
+    }
+    if (auto removed = cgroup_->remove(); !removed) {
+        log::warning(cat("undo a failed create: remove the cgroups: ", removed.error().message()));
+    }
+}
+
+// The container's cgroups, made and limited (cgroup*.cpp). Without root there is no
+// cgroup tree we may write to (none is delegated to us), so a rootless container runs in
+// its caller's cgroups, as runc's does when it cannot create its own.
+Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options) {
+    const spec::Linux& linux = plan.spec.linux;
+    // An engine that manages the cgroups itself (podman --cgroups=disabled) keeps the
+    // container where it put the caller, as crun does.
+    if (options.no_cgroups) {
+        return cgroup::Cgroup();
+    }
+    if (::geteuid() != 0) {
+        if (linux.resources) {
+            log::warning("not running as root: linux.resources are not applied");
+        }
+        return cgroup::Cgroup();
+    }
+    MR_ASSIGN(cgroup::Host host, cgroup::detect_host());
+    if (host.hierarchies.empty()) {
+        return Error(ENOENT, "no cgroup hierarchy is mounted under /sys/fs/cgroup");
+    }
+    if (options.systemd_cgroup) {
+        log::warning("--systemd-cgroup: systemd is not asked for a scope; the "
+                     "\"slice:prefix:name\" path is mapped onto cgroupfs directly");
+    }
+    // A relative path starts at our own cgroup; they agree across hierarchies in practice
+    // (a process is moved into all of them at once), the cgroup2 one is preferred.
+    std::string own_path = "/";
+    for (const char* key : {"", "unified"}) {
+        if (auto it = host.own_paths.find(key); it != host.own_paths.end()) {
+            own_path = it->second;
+            break;
+        }
+    }
+    if (own_path == "/" && !host.own_paths.empty()) {
+        own_path = host.own_paths.begin()->second;
+    }
+    MR_ASSIGN(std::string path, cgroup::resolve_path(linux.cgroups_path, options.id,
+                                                     options.systemd_cgroup, own_path));
+    return cgroup::Cgroup::for_path(host, path);
+}
+
+Status limit_cgroup(const Plan& plan, cgroup::Cgroup& cgroup) {
+    if (cgroup.empty()) {
+        return {};
+    }
+    const spec::Linux& linux = plan.spec.linux;
+    spec::Resources resources = linux.resources.value_or(spec::Resources{});
+    resources.devices = cgroup::effective_device_rules(linux);
+    MR_TRY_WRAP(cgroup.apply(resources), "linux.resources");
+    return {};
+}
+
+} // namespace minirun::runtime

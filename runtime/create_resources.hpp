@@ -1,0 +1,49 @@
+// What `create` makes that outlives a failure unless undone: the state directory and the
+// cgroups. Each is held by a guard that undoes it unless the create commits
+// (container.cpp, CreateRun), and a failed undo is a warning, never silent.
+#pragma once
+
+#include "cgroup.hpp"
+#include "minirun/runtime.hpp"
+#include "minirun/state.hpp"
+#include "plan.hpp"
+
+namespace minirun::runtime {
+
+// A state directory that is removed again unless the create it belongs to succeeds.
+class PendingState {
+public:
+    explicit PendingState(state::StateDir& dir) : dir_(&dir) {}
+    PendingState(const PendingState&) = delete;
+    PendingState& operator=(const PendingState&) = delete;
+    PendingState(PendingState&&) = delete;
+    PendingState& operator=(PendingState&&) = delete;
+    ~PendingState();
+    void commit() { dir_ = nullptr; }
+
+private:
+    state::StateDir* dir_;
+};
+
+// Cgroups that are removed again unless the create they belong to succeeds.
+class PendingCgroup {
+public:
+    explicit PendingCgroup(const cgroup::Cgroup& cgroup) : cgroup_(&cgroup) {}
+    PendingCgroup(const PendingCgroup&) = delete;
+    PendingCgroup& operator=(const PendingCgroup&) = delete;
+    PendingCgroup(PendingCgroup&&) = delete;
+    PendingCgroup& operator=(PendingCgroup&&) = delete;
+    ~PendingCgroup();
+    void commit() { cgroup_ = nullptr; }
+
+private:
+    const cgroup::Cgroup* cgroup_;
+};
+
+// The container's cgroups, found (not made yet) for the plan and the command line.
+Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options);
+
+// The limits of linux.resources and the device allow-list, which every container gets.
+Status limit_cgroup(const Plan& plan, cgroup::Cgroup& cgroup);
+
+} // namespace minirun::runtime

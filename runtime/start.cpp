@@ -1,0 +1,114 @@
+// start and run: releasing a created container, and run's create + start + wait.
+#include "create.hpp"
+#include "hooks.hpp"
+#include "lifecycle.hpp"
+#include "signals.hpp"
+#include "terminal.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <optional>
+
+namespace minirun {
+namespace {
+
+using runtime::Created;
+using runtime::CreateMode;
+using runtime::ToParent;
+using SyncEvent = runtime::SyncEvent<ToParent>;
+
+// Releases the init through exec.fifo, then runs the poststart hooks.
+Status start_created(runtime::Opened& container, const spec::Spec& spec) {
+    if (container.status != state::Status::created) {
+        return Error(EINVAL, cat("cannot start container ", quoted(container.record.id), ": it is ",
+                                 state::status_name(container.status), ", not created"));
+    }
+    std::string fifo_path = container.dir.fifo_path();
+    UniqueFd fifo(::open(fifo_path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!fifo) {
+        // ENXIO: no reader, so the init died since we looked.
+        return Error::from_errno(
+            errno == ENXIO ? ESRCH : errno,
+            cat("start ", quoted(container.record.id), ": container not running"));
+    }
+    if (::write(fifo.get(), "0", 1) != 1) {
+        return Error::from_errno("start: write exec.fifo");
+    }
+    ::unlink(fifo_path.c_str());
+    // poststart hooks must run after the user's process has been exec'd. The init's end of
+    // the fifo is close-on-exec, so the fifo loses its last reader exactly then (or when
+    // the init dies), and a writer polls POLLERR at that moment.
+    pollfd entry{fifo.get(), 0, 0};
+    while (::poll(&entry, 1, -1) < 0 && errno == EINTR) {
+    }
+    fifo.reset();
+
+    std::string state = state::oci_state_json(container.record, state::Status::running);
+    if (auto hooks = runtime::hooks::run_hooks("poststart", spec.hooks.poststart, state); !hooks) {
+        // runtime-spec: a failing poststart hook stops the container.
+        (void)runtime::kill_all_and_wait(container.record);
+        return hooks.error();
+    }
+    return {};
+}
+
+} // namespace
+
+Status start_container(const std::string& root, const std::string& id) {
+    MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id));
+    MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
+    return start_created(container, spec);
+}
+
+Result<int> run_container(const RunOptions& options) {
+    // Signals are blocked before clone() so that none sent meanwhile is lost.
+    runtime::SignalForwarder signals; // signals.cpp
+    CreateMode mode;
+    mode.exec_mask = signals.original_mask();
+    mode.relay_terminal = !options.detach && options.console_socket.empty();
+    mode.parent_waits_for_exec = !options.detach;
+    MR_ASSIGN(Created created, runtime::create_internal(options, mode, linux_syscalls()));
+
+    runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
+    if (auto started = start_created(container, created.plan.spec); !started) {
+        (void)runtime::destroy(container, created.plan.spec, true);
+        return started.error();
+    }
+    if (options.detach) {
+        return 0;
+    }
+    // While the container runs, other commands (kill, exec, state) must get the lock.
+    container.dir = state::StateDir();
+
+    // The init either reports a late error (a startContainer hook, execve) or execs; its
+    // end of the socket is close-on-exec, so the exec shows here as end of stream.
+    MR_ASSIGN(SyncEvent event, created.sync.receive());
+    std::optional<Error> failed;
+    if (!event.eof) {
+        failed = event.message == ToParent::kError
+                     ? event.error
+                     : Error(EPROTO, "unexpected message from the container's init");
+    }
+    std::optional<runtime::terminal::Relay> relay;
+    if (created.console_master) {
+        relay.emplace(std::move(created.console_master));
+    }
+    MR_ASSIGN(int exit_code, signals.forward_until_exit(created.pid, relay ? &*relay : nullptr));
+    relay.reset();
+
+    if (!options.keep) {
+        auto reopened = runtime::open_container(options.root, options.id);
+        if (reopened) {
+            // The config saved at create is the one this run parsed: no need to read it back.
+            MR_TRY(runtime::destroy(*reopened, created.plan.spec, true));
+        }
+    }
+    if (failed) {
+        return *failed;
+    }
+    return exit_code;
+}
+
+} // namespace minirun
