@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <ranges>
 
 namespace minirun::runtime::cgroup {
 
@@ -193,11 +192,12 @@ Result<size_t> Cgroup::create() {
             made.push_back(dir);
         }
         if (!status) {
-            for (const std::string& undo : std::ranges::reverse_view(made)) {
-                if (::rmdir(undo.c_str()) != 0 && errno != ENOENT) {
-                    log::warning(cat("undo a failed create: remove cgroup ", undo, ": ",
+            while (!made.empty()) { // the last made first
+                if (::rmdir(made.back().c_str()) != 0 && errno != ENOENT) {
+                    log::warning(cat("undo a failed create: remove cgroup ", made.back(), ": ",
                                      Error::from_errno("rmdir").message()));
                 }
+                made.pop_back();
             }
             return status.error();
         }

@@ -517,6 +517,7 @@ namespace runtime {
 
 std::vector<StepOutline> create_recipe_outline() {
     std::vector<StepOutline> outline;
+    outline.reserve(kCreateRecipe.size());
     for (const auto& step : kCreateRecipe) {
         outline.push_back({step.name, step.why});
     }

@@ -110,6 +110,10 @@ fi
 
 TMP=$(mktemp -d /tmp/minirun-bench.XXXXXX)
 chmod 0755 "$TMP" # the user-namespace containers' root (uid 100000) must reach the rootfs
+# crun 1.8.1 gives its stdio to the container's root in a user namespace, /dev/null
+# included: the host's /dev/null then belongs to uid 100000 (runc skips /dev/null, runc issue
+# 3674; later crun releases do too). Its owner is put back at the end.
+DEV_NULL_OWNER=$(stat -c %u:%g /dev/null)
 
 cleanup() {
     local status=$?
@@ -125,6 +129,9 @@ cleanup() {
     # mounts live in their own namespaces). Deepest first.
     findmnt -rn -o TARGET | grep -F "$TMP" | sort -r | while read -r m; do umount -l "$m"; done
     rm -rf "$TMP"
+    if [[ $(stat -c %u:%g /dev/null) != "$DEV_NULL_OWNER" ]]; then
+        chown "$DEV_NULL_OWNER" /dev/null
+    fi
     exit "$status"
 }
 trap cleanup EXIT
