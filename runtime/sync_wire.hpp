@@ -27,7 +27,7 @@ enum class ToParent : uint32_t {
 // A frame is this header, then up to kMaxSyncFrame - 8 bytes of payload (for kError: the
 // message), in one SOCK_SEQPACKET record.
 struct SyncFrameHeader {
-    uint32_t message;     // SyncMessage
+    uint32_t message;     // a ToInit or ToParent value
     int32_t error_number; // kError: the errno
 };
 
