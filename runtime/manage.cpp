@@ -1,4 +1,4 @@
-// state, kill, delete, list, ps and features: commands on containers that already exist.
+// state, kill, delete, list and ps: commands on containers that already exist.
 #include "cgroup.hpp"
 #include "fs.hpp"
 #include "hooks.hpp"
@@ -6,13 +6,11 @@
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "mount.hpp"
-#include "mount_options.hpp"
 #include "mountinfo.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/capability.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -21,7 +19,6 @@
 #include <charconv>
 #include <csignal>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -556,49 +553,6 @@ Result<std::vector<pid_t>> container_pids(const std::string& root, const std::st
         pids.push_back(process.pid);
     }
     return pids;
-}
-
-std::string features_json() {
-    nlohmann::ordered_json features;
-    features["ociVersionMin"] = "1.0.0";
-    features["ociVersionMax"] = kSpecVersion;
-    features["hooks"] = {"prestart",       "createRuntime", "createContainer",
-                         "startContainer", "poststart",     "poststop"};
-    features["mountOptions"] = runtime::known_mount_options();
-    nlohmann::ordered_json linux;
-    linux["namespaces"] = {"cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts"};
-    std::vector<std::string> capabilities;
-    for (cap_value_t cap = 0; cap <= CAP_LAST_CAP; ++cap) {
-        char* name = cap_to_name(cap);
-        if (name != nullptr) {
-            std::string upper = name;
-            cap_free(name);
-            std::transform(upper.begin(), upper.end(), upper.begin(),
-                           [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-            capabilities.push_back(upper);
-        }
-    }
-    linux["capabilities"] = capabilities;
-    linux["cgroup"] = {{"v1", true}, {"v2", true}, {"systemd", false}, {"systemdUser", false}};
-    nlohmann::ordered_json seccomp;
-    seccomp["enabled"] = true;
-    seccomp["actions"] = {"SCMP_ACT_ALLOW",        "SCMP_ACT_ERRNO",       "SCMP_ACT_KILL",
-                          "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
-                          "SCMP_ACT_NOTIFY",       "SCMP_ACT_TRACE",       "SCMP_ACT_TRAP"};
-    seccomp["operators"] = {"SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",       "SCMP_CMP_LE",
-                            "SCMP_CMP_LT", "SCMP_CMP_NE", "SCMP_CMP_MASKED_EQ"};
-    seccomp["archs"] = {"SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", "SCMP_ARCH_X86", "SCMP_ARCH_X86_64",
-                        "SCMP_ARCH_X32"};
-    seccomp["knownFlags"] = {"SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_LOG",
-                             "SECCOMP_FILTER_FLAG_SPEC_ALLOW"};
-    seccomp["supportedFlags"] = seccomp["knownFlags"];
-    linux["seccomp"] = seccomp;
-    // Labels are applied when the host has the LSM enabled (and warned about otherwise).
-    linux["apparmor"] = {{"enabled", true}};
-    linux["selinux"] = {{"enabled", true}};
-    features["linux"] = linux;
-    features["annotations"] = {{"io.github.mini-run.version", MINIRUN_VERSION}};
-    return features.dump(2);
 }
 
 } // namespace minirun

@@ -197,6 +197,40 @@ ssize_t send_retrying(int socket, msghdr* message) {
 
 } // namespace
 
+bool arch_usable(const std::string& arch) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (ctx == nullptr) {
+        return false;
+    }
+    bool usable = add_architecture(ctx, arch, "").ok();
+    seccomp_release(ctx);
+    return usable;
+}
+
+bool flag_supported(std::string_view flag) {
+    unsigned int kernel_flag = 0;
+    if (flag == "SECCOMP_FILTER_FLAG_LOG") {
+        kernel_flag = SECCOMP_FILTER_FLAG_LOG;
+    } else if (flag == "SECCOMP_FILTER_FLAG_SPEC_ALLOW") {
+        kernel_flag = SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+    } else if (flag == "SECCOMP_FILTER_FLAG_TSYNC") {
+        kernel_flag = SECCOMP_FILTER_FLAG_TSYNC;
+    } else if (flag == "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") {
+#if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 6)
+        // The kernel takes it only together with a listener.
+        kernel_flag = SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV | SECCOMP_FILTER_FLAG_NEW_LISTENER;
+#else
+        return false; // apply_flag warns and ignores it
+#endif
+    } else {
+        return false;
+    }
+    // A null program: the kernel checks the flags first (EINVAL), then reads the program
+    // (EFAULT), so nothing is ever loaded.
+    long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, kernel_flag, nullptr);
+    return rc < 0 && errno == EFAULT;
+}
+
 Result<Filter> Filter::build(const spec::Seccomp& config) {
     MR_ASSIGN(uint32_t default_action,
               resolve_action(config.default_action, config.default_errno_ret,

@@ -52,6 +52,16 @@ private:
     size_t rule_count_ = 0;
 };
 
+// Whether a linux.seccomp.flags name takes effect here, for `features`' supportedFlags: the
+// kernel knows the flag (seccomp(2) with a null program fails with EFAULT, not EINVAL, as
+// runc and libseccomp probe it) and this libseccomp can ask for it.
+bool flag_supported(std::string_view flag);
+
+// Whether a filter here can have the linux.seccomp.architectures entry `arch`: libseccomp
+// knows it and it has the native byte order (a filter cannot mix them; such a config is
+// refused when the filter is built), for `features`' archs.
+bool arch_usable(const std::string& arch);
+
 // runtime-spec's seccomp listener: connect (before pivot_root, while the host path is
 // reachable) ...
 Result<UniqueFd> connect_listener(const std::string& path);

@@ -7,8 +7,10 @@
 #include "minirun/spec.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace minirun::spec::rules {
 
@@ -30,6 +32,13 @@ bool is_seccomp_arch(std::string_view name);        // SCMP_ARCH_*, as libseccom
 bool is_seccomp_flag(std::string_view name);        // SECCOMP_FILTER_FLAG_*
 bool is_seccomp_operator(std::string_view name);    // SCMP_CMP_*
 bool is_rootfs_propagation(std::string_view value); // "", private, rslave, ...
+
+// The names the checks above accept, for `features` (runtime/features.cpp), so that what
+// features says and what the parser takes are one list.
+std::span<const std::string_view> seccomp_action_names();
+std::span<const std::string_view> seccomp_operator_names();
+std::span<const std::string_view> seccomp_flag_names();
+std::vector<std::string> seccomp_arch_names(); // the SCMP_ARCH_* the linked libseccomp knows
 
 // A mount destination as mini-run uses it: absolute ("proc" -> "/proc") and lexically clean,
 // never above "/" ("/a/../../b" -> "/b").

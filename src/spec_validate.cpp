@@ -208,6 +208,40 @@ bool is_seccomp_action(std::string_view name) {
     return contains(seccomp_actions, name);
 }
 
+namespace {
+
+// Every architecture name libseccomp has had (2.6); the ones the linked library resolves are
+// the ones mini-run accepts.
+constexpr std::array<std::string_view, 23> seccomp_arch_candidates = {
+    "SCMP_ARCH_X86",         "SCMP_ARCH_X86_64",      "SCMP_ARCH_X32",    "SCMP_ARCH_ARM",
+    "SCMP_ARCH_AARCH64",     "SCMP_ARCH_LOONGARCH64", "SCMP_ARCH_M68K",   "SCMP_ARCH_MIPS",
+    "SCMP_ARCH_MIPS64",      "SCMP_ARCH_MIPS64N32",   "SCMP_ARCH_MIPSEL", "SCMP_ARCH_MIPSEL64",
+    "SCMP_ARCH_MIPSEL64N32", "SCMP_ARCH_PPC",         "SCMP_ARCH_PPC64",  "SCMP_ARCH_PPC64LE",
+    "SCMP_ARCH_S390",        "SCMP_ARCH_S390X",       "SCMP_ARCH_PARISC", "SCMP_ARCH_PARISC64",
+    "SCMP_ARCH_RISCV64",     "SCMP_ARCH_SHEB",        "SCMP_ARCH_SH",
+};
+
+} // namespace
+
+std::span<const std::string_view> seccomp_action_names() {
+    return seccomp_actions;
+}
+std::span<const std::string_view> seccomp_operator_names() {
+    return seccomp_operators;
+}
+std::span<const std::string_view> seccomp_flag_names() {
+    return seccomp_flags;
+}
+std::vector<std::string> seccomp_arch_names() {
+    std::vector<std::string> names;
+    for (std::string_view name : seccomp_arch_candidates) {
+        if (is_seccomp_arch(name)) {
+            names.emplace_back(name);
+        }
+    }
+    return names;
+}
+
 bool is_seccomp_arch(std::string_view name) {
     constexpr std::string_view prefix = "SCMP_ARCH_";
     if (!name.starts_with(prefix) || name.size() == prefix.size()) {
