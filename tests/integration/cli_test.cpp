@@ -2,6 +2,7 @@
 #include "helpers.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <regex>
 #include <string>
@@ -14,6 +15,23 @@ TEST_CASE("cli: --version prints the name and a version", "[cli]") {
     CHECK(result.exit_code == 0);
     CHECK(contains(result.out, "mini-run"));
     CHECK(std::regex_search(result.out, std::regex(R"(\d+\.\d+\.\d+)")));
+}
+
+TEST_CASE("cli: features is JSON whose spec version is --version's, 1.3.0", "[cli]") {
+    auto features = run_minirun({"features"});
+    INFO(features.describe());
+    REQUIRE(features.exit_code == 0);
+    auto json = nlohmann::json::parse(features.out);
+    auto version = run_minirun({"--version"});
+    std::smatch spec;
+    REQUIRE(std::regex_search(version.out, spec, std::regex(R"(spec: (\S+))")));
+    CHECK(json["ociVersionMax"] == spec[1].str());
+    CHECK(json["ociVersionMax"] == "1.3.0");
+    CHECK(json["linux"]["mountExtensions"]["idmap"]["enabled"] == true);
+    // An engine that asks for `features` with the global options it always passes.
+    auto with_globals = run_minirun({"--root", "/run/mini-run", "--log-format", "json", "features"});
+    CHECK(with_globals.exit_code == 0);
+    CHECK(with_globals.out == features.out);
 }
 
 TEST_CASE("cli: --help lists the commands", "[cli]") {
