@@ -20,7 +20,7 @@
 namespace minirun {
 
 // The OCI runtime-spec version mini-run implements.
-inline constexpr std::string_view kSpecVersion = "1.2.0";
+inline constexpr std::string_view kSpecVersion = "1.3.0";
 
 // Container ids are used as directory and cgroup names: letters, digits and "_+.-", not
 // starting with '.', at most 1024 characters. Checked before any file system access.
