@@ -1,6 +1,7 @@
 // linux.netDevices: the config rules, and the rtnetlink messages the move sends and reads.
 #include "minirun/spec.hpp"
 #include "net_devices.hpp"
+#include "plan_bundle.hpp"
 #include "spec_rules.hpp"
 
 #include <arpa/inet.h>
@@ -11,6 +12,7 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <nlohmann/json.hpp>
+#include <sched.h>
 
 #include <cstring>
 #include <span>
@@ -287,4 +289,28 @@ TEST_CASE("a link reply gives index, flags and name", "[netdev]") {
     CHECK(link->flags == (IFF_UP | IFF_BROADCAST));
     CHECK(link->name == "eth7");
     CHECK_FALSE(parse_link(Reply(RTM_NEWADDR, &info, sizeof info).done()));
+}
+
+TEST_CASE("plan: with netDevices the init waits for the parent's move", "[netdev][plan]") {
+    minirun::testing::PlanBundle bundle;
+    Json config = config_with({{"eth1", {{"name", "eth0"}}}});
+    config["process"] = {{"args", {"sh"}}, {"cwd", "/"}};
+    auto plan = bundle.plan(config);
+    REQUIRE(plan);
+    CHECK(plan->wait_for_parent);
+    CHECK((plan->clone_flags & CLONE_NEWNET) != 0);
+
+    config["linux"]["netDevices"] = nullptr;
+    auto without = bundle.plan(config);
+    REQUIRE(without);
+    CHECK_FALSE(without->wait_for_parent);
+
+    // A network namespace the init unshares after joining a user namespace comes too late.
+    config["linux"]["netDevices"] = {{"eth1", Json::object()}};
+    config["linux"]["namespaces"].push_back({{"type", "user"}, {"path", "/proc/1/ns/user"}});
+    auto joined_user = bundle.plan(config);
+    REQUIRE_FALSE(joined_user);
+    CHECK(joined_user.error().message() ==
+          "linux.netDevices: not supported with a new network namespace in a joined user "
+          "namespace");
 }
