@@ -57,7 +57,7 @@ public:
     }
 
     Bytes done() && {
-        uint32_t length = static_cast<uint32_t>(bytes_.size());
+        auto length = static_cast<uint32_t>(bytes_.size());
         std::memcpy(bytes_.data() + offsetof(nlmsghdr, nlmsg_len), &length, sizeof length);
         return std::move(bytes_);
     }
@@ -304,7 +304,7 @@ Result<std::vector<Bytes>> Netlink::transact(Bytes request) {
         return Error::from_errno("netlink send");
     }
     std::vector<Bytes> replies;
-    Bytes buffer(64 * 1024);
+    Bytes buffer(size_t{64} * 1024);
     for (;;) {
         ssize_t got = ::recv(fd_.get(), buffer.data(), buffer.size(), 0);
         if (got < 0) {
@@ -472,8 +472,8 @@ MovedNetDevices::~MovedNetDevices() {
     if (committed_) {
         return;
     }
-    for (auto it = moved_.rbegin(); it != moved_.rend(); ++it) {
-        move_back(*it);
+    for (size_t i = moved_.size(); i-- > 0;) { // the last moved first
+        move_back(moved_[i]);
     }
 }
 
