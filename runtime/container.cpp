@@ -16,6 +16,7 @@
 #include "minirun/state.hpp"
 #include "mount.hpp"
 #include "namespaces.hpp"
+#include "net_devices.hpp"
 #include "pid.hpp"
 #include "plan.hpp"
 #include "sealed_exe.hpp"
@@ -194,6 +195,8 @@ struct CreateRun {
     std::optional<runtime::mount::HostMounts> host_mounts;
     runtime::InitContext context;
     runtime::ScopedChild init;
+    // After the init: destroyed first, the devices go back while their namespace lives.
+    std::optional<runtime::net::MovedNetDevices> net_devices;
 };
 using Run = CreateRun;
 
@@ -357,6 +360,20 @@ Status write_id_maps(Run& r) {
     return {};
 }
 
+Status move_net_devices(Run& r) {
+    if (r.created.plan.spec.linux.net_devices.empty()) {
+        return {};
+    }
+    auto moved =
+        runtime::net::MovedNetDevices::move(r.created.plan, r.init.get(), // net_devices.cpp
+                                            r.sys);
+    if (!moved) {
+        return moved.error();
+    }
+    r.net_devices.emplace(std::move(*moved));
+    return {};
+}
+
 Status send_parent_ready(Run& r) {
     if (!r.created.plan.wait_for_parent) {
         return {};
@@ -432,6 +449,9 @@ Status commit(Run& r) {
         r.pending_cgroup->commit();
     }
     r.host_mounts->commit();
+    if (r.net_devices) {
+        r.net_devices->commit(); // the namespace's now: the kernel takes them at its end
+    }
     r.created.pid = r.init.release();
     return {};
 }
@@ -440,7 +460,7 @@ constexpr auto kParent = runtime::Taker::parent;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 23> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 24> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan", "config.json -> spec model -> plan: every decision, no effect",
      kParent, load_config},
@@ -481,6 +501,10 @@ constexpr std::array<runtime::Step<Run>, 23> kCreateRecipe = {{
      kParent, clone_the_init},
     {"write the id maps", "the init's ids mean nothing in its user namespace until then", kParent,
      write_id_maps},
+    {"move the network devices",
+     "linux.netDevices into the init's network namespace, which exists since the clone, while "
+     "the init waits: its sysctls and hooks see them; moved back if the create fails",
+     kParent, move_net_devices},
     {"send the init its pid", "for the hooks' state; also releases the init's wait", kParent,
      send_parent_ready},
     {"serve the init until created", "run prestart and createRuntime, take the pty", kParent,

@@ -171,6 +171,15 @@ Result<Plan> make_plan(spec::Spec spec, const PlanInput& input) {
     plan.wait_for_parent = plan.wait_for_parent || !hooks.create_container.empty() ||
                            !hooks.start_container.empty() ||
                            (linux.seccomp && !linux.seccomp->listener_path.empty());
+    if (!linux.net_devices.empty()) {
+        // The parent moves them into the namespace clone() made (or the one joined by path)
+        // while the init waits; one the init unshares later would not exist yet.
+        if ((plan.unshare_flags & CLONE_NEWNET) != 0) {
+            return Error(EINVAL, "linux.netDevices: not supported with a new network namespace "
+                                 "in a joined user namespace");
+        }
+        plan.wait_for_parent = true;
+    }
     for (const auto& [clock, offset] : linux.time_offsets) {
         plan.time_offsets += cat(clock, ' ', offset.secs, ' ', offset.nanosecs, '\n');
     }

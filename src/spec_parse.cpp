@@ -241,6 +241,27 @@ Status parse_personality(const Node& node, Personality& personality) {
                       });
 }
 
+Status parse_net_device(const Node& node, NetDevice& device) {
+    MR_TRY(expect_object(node));
+    if (auto name = member(node, "name")) {
+        MR_TRY(read(*name, device.name));
+        if (auto problem = rules::interface_name_problem(device.name, true)) {
+            return name->error(*problem);
+        }
+    }
+    return {};
+}
+
+Status parse_net_devices(const Node& node, std::map<std::string, NetDevice>& devices) {
+    MR_TRY(reader::expect_object(node));
+    for (const auto& [host_name, value] : node.json().items()) {
+        if (auto problem = rules::interface_name_problem(host_name, false)) {
+            return Error(cat(node.entry_path(host_name), ": ", *problem));
+        }
+    }
+    return reader::read_map_with(node, devices, parse_net_device);
+}
+
 Status parse_linux(const Node& node, Linux& linux) {
     MR_TRY(expect_object(node));
     MR_TRY(field_with(node, "namespaces", linux.namespaces, parse_namespaces));
@@ -276,6 +297,7 @@ Status parse_linux(const Node& node, Linux& linux) {
     }
     MR_TRY(field_with(node, "sysctl", linux.sysctl, read_non_empty_key_map));
     MR_TRY(field(node, "mountLabel", linux.mount_label));
+    MR_TRY(field_with(node, "netDevices", linux.net_devices, parse_net_devices));
     return field_with(node, "personality", linux.personality, parse_personality);
 }
 

@@ -44,6 +44,12 @@ std::vector<std::string> seccomp_arch_names(); // the SCMP_ARCH_* the linked lib
 // never above "/" ("/a/../../b" -> "/b").
 std::string normalize_destination(std::string_view destination);
 
+// The problem with a network interface name, if any: the kernel's rules (dev_valid_name):
+// 1 to 15 bytes (IFNAMSIZ with its NUL), not "." or "..", no '/', ':' or white space.
+// With `allow_template`, one "%d" may stand for a number the kernel picks; any other '%' is
+// refused (the kernel would take it for a bad template).
+std::optional<std::string> interface_name_problem(std::string_view name, bool allow_template);
+
 // The problem with an ociVersion value, if any (without the "ociVersion: " prefix).
 std::optional<std::string> oci_version_problem(std::string_view version);
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <map>
 #include <utility>
 
 namespace minirun::spec::rules {
@@ -176,7 +177,63 @@ Status check_seccomp(const Seccomp& seccomp) {
     return {};
 }
 
+// runtime-spec "Network Devices": the devices go into the container's network namespace,
+// so there must be one; and two devices cannot end up with the same name in it.
+Status check_net_devices(const Linux& linux) {
+    if (linux.net_devices.empty()) {
+        return {};
+    }
+    if (linux.find_namespace(NamespaceType::network) == nullptr) {
+        return Error("linux.netDevices: moving network devices needs a network namespace in "
+                     "linux.namespaces (without one they would stay in the host's)");
+    }
+    std::map<std::string, std::string> taken; // name in the container -> host name
+    for (const auto& [host_name, device] : linux.net_devices) {
+        const std::string& inside = device.name.empty() ? host_name : device.name;
+        if (inside.find('%') != std::string::npos) {
+            continue; // a template: the kernel picks a free name
+        }
+        auto [other, fresh] = taken.emplace(inside, host_name);
+        if (!fresh) {
+            return Error(cat("linux.netDevices.", quoted(host_name), ": the name ", quoted(inside),
+                             " in the container is linux.netDevices.", quoted(other->second),
+                             "'s too"));
+        }
+    }
+    return {};
+}
+
 } // namespace
+
+std::optional<std::string> interface_name_problem(std::string_view name, bool allow_template) {
+    constexpr size_t max_length = 15; // IFNAMSIZ - 1
+    if (name.empty()) {
+        return "must not be empty";
+    }
+    if (name.size() > max_length) {
+        return cat("must be at most ", max_length, " bytes (IFNAMSIZ), got ", name.size(), ": ",
+                   quoted(name));
+    }
+    if (name == "." || name == "..") {
+        return cat("not a valid interface name: ", quoted(name));
+    }
+    for (char c : name) {
+        if (c == '/' || c == ':' || std::isspace(static_cast<unsigned char>(c)) != 0) {
+            return cat("not a valid interface name (no '/', ':' or white space): ", quoted(name));
+        }
+    }
+    size_t percent = name.find('%');
+    if (percent != std::string_view::npos) {
+        bool one_template = name.substr(percent, 2) == "%d" &&
+                            name.find('%', percent + 1) == std::string_view::npos;
+        if (!allow_template || !one_template) {
+            return cat(allow_template ? "a name template has one \"%d\" and no other '%': "
+                                      : "a host device name has no '%': ",
+                       quoted(name));
+        }
+    }
+    return std::nullopt;
+}
 
 SysctlScope classify_sysctl(std::string_view name) {
     // sysctl(8) accepts '/' as the separator too ("net/ipv4/ip_forward").
@@ -321,6 +378,7 @@ Status validate_cross_references(const Spec& spec) {
     }
 
     MR_TRY(check_sysctls(spec));
+    MR_TRY(check_net_devices(linux));
     if (linux.seccomp) {
         MR_TRY(check_seccomp(*linux.seccomp));
     }

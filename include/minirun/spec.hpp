@@ -258,6 +258,13 @@ struct Seccomp {
     std::vector<SeccompSyscall> syscalls;
 };
 
+// linux.netDevices entry: a host network device moved into the container's network
+// namespace, keyed by its name in the runtime's namespace.
+struct NetDevice {
+    std::string name; // the name inside the container; empty: the host name. May end in a
+                      // "%d" template, which the kernel completes with a free number
+};
+
 struct Personality {
     std::string domain; // LINUX or LINUX32
     std::vector<std::string> flags;
@@ -278,6 +285,7 @@ struct Linux {
     std::map<std::string, std::string> sysctl;
     std::string mount_label;
     std::optional<Personality> personality;
+    std::map<std::string, NetDevice> net_devices; // host name -> device
 
     [[nodiscard]] const Namespace* find_namespace(NamespaceType type) const;
 };
