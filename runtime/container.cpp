@@ -8,6 +8,7 @@
 #include "exec_gate.hpp"
 #include "hooks.hpp"
 #include "init.hpp"
+#include "intel_rdt.hpp"
 #include "ipc.hpp"
 #include "lifecycle.hpp"
 #include "minirun/explain.hpp"
@@ -192,6 +193,7 @@ struct CreateRun {
     runtime::cgroup::Cgroup cgroup;
     std::optional<PendingCgroup> pending_cgroup;
     runtime::cgroup::SelfJoin cgroup_join;
+    std::optional<runtime::intel_rdt::PendingGroup> rdt_group;
     std::optional<runtime::mount::HostMounts> host_mounts;
     runtime::InitContext context;
     runtime::ScopedChild init;
@@ -308,6 +310,30 @@ Status set_cgroup_limits(Run& r) {
     MR_TRY(limit_cgroup(r.created.plan, r.cgroup));
     MR_ASSIGN(r.cgroup_join, r.cgroup.open_self_join());
     return {};
+}
+
+Status make_rdt_group(Run& r) {
+    const auto& rdt = r.created.plan.spec.linux.intel_rdt;
+    if (!rdt) {
+        return {};
+    }
+    // The spec: without a mounted resctrl in the runtime's mount namespace, an error.
+    std::string root = runtime::intel_rdt::find_root(); // intel_rdt.cpp
+    if (root.empty()) {
+        return Error(ENODEV, cat("linux.intelRdt: cannot be applied: this host has no resctrl "
+                                 "filesystem mounted (",
+                                 runtime::intel_rdt::kDefaultRoot, ")"));
+    }
+    MR_ASSIGN(auto group, runtime::intel_rdt::prepare(root, *rdt, r.options.id));
+    r.rdt_group.emplace(std::move(group));
+    return {};
+}
+
+Status join_rdt_group(Run& r) {
+    if (!r.rdt_group) {
+        return {};
+    }
+    return runtime::intel_rdt::add_process(r.rdt_group->group(), r.init.get());
 }
 
 Status record_host_mounts(Run& r) {
@@ -452,6 +478,9 @@ Status commit(Run& r) {
     if (r.net_devices) {
         r.net_devices->commit(); // the namespace's now: the kernel takes them at its end
     }
+    if (r.rdt_group) {
+        r.rdt_group->commit();
+    }
     r.created.pid = r.init.release();
     return {};
 }
@@ -460,7 +489,7 @@ constexpr auto kParent = runtime::Taker::parent;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 24> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 26> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan", "config.json -> spec model -> plan: every decision, no effect",
      kParent, load_config},
@@ -491,6 +520,10 @@ constexpr std::array<runtime::Step<Run>, 24> kCreateRecipe = {{
      kParent, make_cgroups},
     {"limit the cgroups", "linux.resources written before any process is inside", kParent,
      set_cgroup_limits},
+    {"make the RDT group",
+     "linux.intelRdt: the resctrl group made or joined and its schemata written before any "
+     "process is inside, like the cgroups",
+     kParent, make_rdt_group},
     {"record host mounts",
      "without a mount namespace the init mounts into ours: recorded, and detached again "
      "unless the create succeeds",
@@ -499,6 +532,10 @@ constexpr std::array<runtime::Step<Run>, 24> kCreateRecipe = {{
      "clone3 into the new namespaces, through the PID namespace to join, straight into the "
      "cgroup2 directory",
      kParent, clone_the_init},
+    {"join the RDT group",
+     "the init's pid in the group's tasks before it runs anything of the container's: its "
+     "children are born in the group",
+     kParent, join_rdt_group},
     {"write the id maps", "the init's ids mean nothing in its user namespace until then", kParent,
      write_id_maps},
     {"move the network devices",

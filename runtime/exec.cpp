@@ -10,6 +10,7 @@
 #include "cgroup.hpp"
 #include "child.hpp"
 #include "init.hpp"
+#include "intel_rdt.hpp"
 #include "lifecycle.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
@@ -93,6 +94,8 @@ Result<int> exec_in_container(const ExecOptions& options) {
     runtime::security::ProcessSecurity security;
     std::string oci_version;
     std::string state_json;
+    std::optional<spec::MemoryPolicy> memory_policy;
+    std::optional<spec::IntelRdt> intel_rdt;
     {
         // Held only while the container is looked at, not while the process runs.
         MR_ASSIGN(runtime::Opened container, runtime::open_container(options.root, options.id));
@@ -114,6 +117,10 @@ Result<int> exec_in_container(const ExecOptions& options) {
         MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
         MR_ASSIGN(security, runtime::security::prepare(process, spec.linux));
         oci_version = spec.oci_version;
+        // The container's NUMA policy too: this process is forked from mini-run, not from
+        // the init, so it does not inherit the init's.
+        memory_policy = spec.linux.memory_policy;
+        intel_rdt = spec.linux.intel_rdt; // and its resctrl group
         state_json = state::oci_state_json(container.record, container.status);
         MR_TRY(open_init_namespaces(init, joins, join_fds, pid_ns));
         if (inode_of(cat("/proc/", init, "/ns/mnt")) == inode_of("/proc/self/ns/mnt")) {
@@ -151,6 +158,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
     child.oci_version = oci_version;
     child.state_json = state_json;
     child.container_pid = init;
+    child.memory_policy = memory_policy ? &*memory_policy : nullptr;
     auto v2_dir = cgroup.open_v2_dir();
     if (signals) {
         child.exec_signal_mask = signals->original_mask();
@@ -172,6 +180,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
             runtime::run_exec_setup(child);
         }
         scoped.reset(pid);
+        MR_TRY(runtime::intel_rdt::add_exec_process(intel_rdt, options.id, pid));
         if (in_pid_namespace) {
             MR_TRY_WRAP(in_pid_namespace->leave(), "exec");
         }

@@ -8,6 +8,7 @@
 
 #include "hooks.hpp"
 #include "limits.hpp"
+#include "memory_policy.hpp"
 #include "minirun/log.hpp"
 #include "mount.hpp"
 #include "net.hpp"
@@ -91,6 +92,10 @@ Status clear_umask(Setup& s) {
 
 Status set_rlimits(Setup& s) {
     return limits::apply_rlimits(s.process.rlimits);
+}
+
+Status set_memory_policy(Setup& s) {
+    return memory_policy::apply(s.memory_policy, s.sys);
 }
 
 Status set_oom_score(Setup& s) {
@@ -319,7 +324,7 @@ constexpr auto kBoth = Taker::both;
 
 // The recipe. An exec'd process takes the `both` and `exec` steps, the init the `both` and
 // `init` ones; each process's own order is this order.
-constexpr std::array<Step<Setup>, 41> kRecipe = {{
+constexpr std::array<Step<Setup>, 42> kRecipe = {{
     {"join cgroups",
      "first, so that everything the process does is counted, and before a cgroup namespace "
      "is unshared (its root is the cgroup its creator is in)",
@@ -339,6 +344,11 @@ constexpr std::array<Step<Setup>, 41> kRecipe = {{
      "still the host's root in the host's user namespace: raising a hard limit needs "
      "CAP_SYS_RESOURCE there",
      kBoth, set_rlimits},
+    {"memory policy",
+     "linux.memoryPolicy, kept by everything the process forks and execs; after joining the "
+     "cgroups, whose cpuset bounds the nodes the kernel takes, and while /proc/self is still "
+     "the host's, to name the allowed nodes when it refuses",
+     kBoth, set_memory_policy},
     {"oom_score_adj",
      "lowering it needs CAP_SYS_RESOURCE in the host's user namespace, and a non-dumpable "
      "process's /proc/self belongs to the host's root",
@@ -476,6 +486,9 @@ void run_init(const Plan& plan, InitContext& context, Syscalls& sys) noexcept {
         setup.container_pid = context.record.pid;
         setup.plan = &plan;
         setup.init = &context;
+        if (plan.spec.linux.memory_policy) {
+            setup.memory_policy = &*plan.spec.linux.memory_policy;
+        }
         status = run_recipe(process_recipe(), Taker::init, setup);
     } catch (const std::exception& exception) {
         status = fail_from(exception);

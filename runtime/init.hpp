@@ -70,7 +70,9 @@ struct ProcessSetup {
     pid_t container_pid = 0;
     std::string state_json;
 
-    const Plan* plan = nullptr;  // the init's
+    const Plan* plan = nullptr; // the init's
+    // linux.memoryPolicy, from the plan (the init) or the saved config (exec); null: none.
+    const spec::MemoryPolicy* memory_policy = nullptr;
     InitContext* init = nullptr; // the init's
     int exec_root = -1;          // exec without a mount namespace: the init's root
     bool new_session = true;     // the init always; an exec'd process with a terminal

@@ -2,6 +2,7 @@
 #include "cgroup.hpp"
 #include "fs.hpp"
 #include "hooks.hpp"
+#include "intel_rdt.hpp"
 #include "lifecycle.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
@@ -324,6 +325,8 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force, const Erro
     auto cgroup = cgroup::Cgroup::from_paths(container.record.cgroup_paths);
     MR_TRY_WRAP(container.record.cgroup_shared ? cgroup.remove_if_unused() : cgroup.remove(),
                 cat("delete container ", quoted(container.record.id), ": remove its cgroups"));
+    MR_TRY_WRAP(intel_rdt::remove_for_delete(spec.linux.intel_rdt, container.record.id),
+                cat("delete container ", quoted(container.record.id)));
     // A container without a mount namespace left its mounts in ours (mount_host.cpp).
     MR_TRY_WRAP(mount::undo_host_mounts(container.dir.path()),
                 cat("delete container ", quoted(container.record.id)));

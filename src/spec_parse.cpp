@@ -5,6 +5,7 @@
 //   process                                       spec_parse_process.cpp
 //   linux.resources                               spec_parse_resources.cpp
 //   linux.seccomp                                 spec_parse_seccomp.cpp
+//   linux.memoryPolicy, linux.intelRdt            spec_parse_mempolicy_rdt.cpp
 //   the reader: paths, types, shared checks       spec_reader.hpp, spec_reader.cpp
 #include "minirun/fd.hpp"
 #include "minirun/spec.hpp"
@@ -42,6 +43,8 @@ using reader::read_with;
 using reader::required_field;
 using reader::required_field_with;
 using reader::required_member;
+using sections::parse_intel_rdt;
+using sections::parse_memory_policy;
 using sections::parse_process_object;
 using sections::parse_resources;
 using sections::parse_seccomp;
@@ -298,7 +301,9 @@ Status parse_linux(const Node& node, Linux& linux) {
     MR_TRY(field_with(node, "sysctl", linux.sysctl, read_non_empty_key_map));
     MR_TRY(field(node, "mountLabel", linux.mount_label));
     MR_TRY(field_with(node, "netDevices", linux.net_devices, parse_net_devices));
-    return field_with(node, "personality", linux.personality, parse_personality);
+    MR_TRY(field_with(node, "personality", linux.personality, parse_personality));
+    MR_TRY(field_with(node, "memoryPolicy", linux.memory_policy, parse_memory_policy));
+    return field_with(node, "intelRdt", linux.intel_rdt, parse_intel_rdt);
 }
 
 // ---- top level ----

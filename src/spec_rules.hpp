@@ -6,6 +6,7 @@
 #include "minirun/error.hpp"
 #include "minirun/spec.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -56,5 +57,11 @@ std::optional<std::string> oci_version_problem(std::string_view version);
 // The rules that relate several parts of the config (namespaces against the fields that need
 // them, seccomp notify against its listener, id mappings against each other).
 Status validate_cross_references(const Spec& spec);
+
+// The largest NUMA node number any kernel has (MAX_NUMNODES is 1 << NODES_SHIFT, at most 10).
+inline constexpr uint32_t kMaxNumaNode = 1023;
+// A node list as cpuset(7) writes one ("0-3,7"): the nodes, ascending, without duplicates.
+// Empty text is an empty list. Errors say what is wrong without a path.
+Result<std::vector<uint32_t>> parse_node_list(std::string_view text);
 
 } // namespace minirun::spec::rules

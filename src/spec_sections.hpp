@@ -14,5 +14,8 @@ Status parse_process_object(const reader::Node& node, Process& process);
 Status parse_resources(const reader::Node& node, Resources& resources);
 // spec_parse_seccomp.cpp: "linux.seccomp".
 Status parse_seccomp(const reader::Node& node, Seccomp& seccomp);
+// spec_parse_mempolicy_rdt.cpp: "linux.memoryPolicy" and "linux.intelRdt".
+Status parse_memory_policy(const reader::Node& node, MemoryPolicy& policy);
+Status parse_intel_rdt(const reader::Node& node, IntelRdt& rdt);
 
 } // namespace minirun::spec::sections

@@ -154,6 +154,14 @@ public:
         }
         return Error::from_errno("execve");
     }
+    Status set_mempolicy(int mode, const std::vector<unsigned long>& nodes,
+                         unsigned long max_node) override {
+        // No glibc wrapper (libnuma has one): the raw system call.
+        return check_syscall(static_cast<int>(::syscall(SYS_set_mempolicy, mode,
+                                                        nodes.empty() ? nullptr : nodes.data(),
+                                                        nodes.empty() ? 0UL : max_node)),
+                             "set_mempolicy");
+    }
 };
 
 } // namespace

@@ -8,7 +8,8 @@
 //
 // What goes through here: everything that changes the process's namespaces, identity,
 // privileges, file system view or program (mounts, setns/unshare, ids, capabilities,
-// prctl, seccomp, chdir, the exec). Reads (stat, /proc files) and the sync socket do not.
+// prctl, seccomp, chdir, the NUMA memory policy, the exec). Reads (stat, /proc files) and the sync
+// socket do not.
 #pragma once
 
 #include "minirun/error.hpp"
@@ -86,6 +87,10 @@ public:
     // only on failure (the fake: when it was told to fail, or a recorded success).
     virtual Status execve(int fd, const std::string& path, char* const argv[],
                           char* const envp[]) = 0;
+    // set_mempolicy(2): `mode` with its MPOL_F_* flags, the node mask (bit N: node N; empty
+    // is NULL) and maxnode as the kernel takes it (one more than the mask's bits).
+    virtual Status set_mempolicy(int mode, const std::vector<unsigned long>& nodes,
+                                 unsigned long max_node) = 0;
 };
 
 // The real system calls.

@@ -270,6 +270,26 @@ struct Personality {
     std::vector<std::string> flags;
 };
 
+// linux.memoryPolicy: the NUMA memory policy of the container's processes, as
+// set_mempolicy(2) takes it (runtime/memory_policy.cpp).
+struct MemoryPolicy {
+    std::string mode;               // MPOL_DEFAULT, MPOL_BIND, MPOL_INTERLEAVE, ...
+    std::string nodes;              // as written: "0-3,7"; empty for MPOL_DEFAULT, MPOL_LOCAL
+    std::vector<uint32_t> node_ids; // nodes expanded, ascending, no duplicates
+    std::vector<std::string> flags; // MPOL_F_NUMA_BALANCING, MPOL_F_RELATIVE_NODES, ...
+};
+
+// linux.intelRdt: the container's resctrl group (runtime/intel_rdt.cpp).
+struct IntelRdt {
+    std::string clos_id;               // the group's name; empty: the container's id
+    std::string l3_cache_schema;       // "L3:0=ffff0;1=3ff" (may hold several lines)
+    std::string mem_bw_schema;         // "MB:0=20;1=70", one line
+    std::vector<std::string> schemata; // lines written as they are, after the two above
+    bool enable_monitoring = false;    // a monitoring group of its own (mon_groups/<id>)
+    bool enable_cmt = false;           // before runtime-spec 1.3: statistics only
+    bool enable_mbm = false;
+};
+
 struct Linux {
     std::vector<Namespace> namespaces;
     std::vector<IdMapping> uid_mappings;
@@ -286,6 +306,8 @@ struct Linux {
     std::string mount_label;
     std::optional<Personality> personality;
     std::map<std::string, NetDevice> net_devices; // host name -> device
+    std::optional<MemoryPolicy> memory_policy;
+    std::optional<IntelRdt> intel_rdt;
 
     [[nodiscard]] const Namespace* find_namespace(NamespaceType type) const;
 };

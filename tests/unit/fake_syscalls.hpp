@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -162,6 +163,20 @@ public:
             line += cat(" ", argv[i]);
         }
         return record(line);
+    }
+    // "set_mempolicy <mode with flags> <mask words, hex, lowest first> <maxnode>".
+    Status set_mempolicy(int mode, const std::vector<unsigned long>& nodes,
+                         unsigned long max_node) override {
+        std::string line = cat("set_mempolicy ", mode);
+        if (nodes.empty()) {
+            line += " NULL";
+        }
+        for (unsigned long word : nodes) {
+            char hex[32];
+            std::snprintf(hex, sizeof hex, " %lx", word);
+            line += hex;
+        }
+        return record(cat(line, " ", max_node));
     }
 
     static std::string prctl_name(int option) {

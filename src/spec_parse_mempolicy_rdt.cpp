@@ -1,0 +1,183 @@
+// config.json's "linux.memoryPolicy" (set_mempolicy(2)) and "linux.intelRdt" (resctrl):
+// names checked against the kernel's constants, node lists expanded, and the combinations
+// the kernel would refuse refused here, with the field's path.
+#include "minirun/spec.hpp"
+#include "spec_reader.hpp"
+#include "spec_rules.hpp"
+#include "spec_sections.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace minirun::spec {
+
+namespace rules {
+
+Result<std::vector<uint32_t>> parse_node_list(std::string_view text) {
+    std::vector<uint32_t> nodes;
+    auto number = [](std::string_view digits) -> Result<uint32_t> {
+        uint32_t value = 0;
+        auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (digits.empty() || error != std::errc{} || end != digits.data() + digits.size()) {
+            return Error(EINVAL, cat("expected a node number, got ", quoted(digits)));
+        }
+        if (value > kMaxNumaNode) {
+            return Error(EINVAL, cat("node ", value,
+                                     " is above the largest node number a kernel "
+                                     "can have (",
+                                     kMaxNumaNode, ")"));
+        }
+        return value;
+    };
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        size_t comma = rest.find(',');
+        std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (comma != std::string_view::npos && rest.empty()) {
+            return Error(EINVAL, "ends with \",\"");
+        }
+        size_t dash = item.find('-');
+        MR_ASSIGN(uint32_t first, number(item.substr(0, dash)));
+        uint32_t last = first;
+        if (dash != std::string_view::npos) {
+            MR_ASSIGN(last, number(item.substr(dash + 1)));
+            if (last < first) {
+                return Error(EINVAL, cat("range ", quoted(item), " ends before it starts"));
+            }
+        }
+        for (uint32_t node = first; node <= last; ++node) {
+            nodes.push_back(node);
+        }
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    return nodes;
+}
+
+} // namespace rules
+
+namespace sections {
+
+using namespace reader; // Node, read, field, member ...: the parser's vocabulary
+
+namespace {
+
+// set_mempolicy(2)'s modes, as runtime-spec 1.3 names them.
+constexpr std::array<std::string_view, 7> kModes = {
+    "MPOL_DEFAULT",        "MPOL_PREFERRED",          "MPOL_BIND", "MPOL_INTERLEAVE", "MPOL_LOCAL",
+    "MPOL_PREFERRED_MANY", "MPOL_WEIGHTED_INTERLEAVE"};
+constexpr std::array<std::string_view, 3> kFlags = {"MPOL_F_NUMA_BALANCING",
+                                                    "MPOL_F_RELATIVE_NODES", "MPOL_F_STATIC_NODES"};
+
+bool has(const std::vector<std::string>& names, std::string_view name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+} // namespace
+
+Status parse_memory_policy(const Node& node, MemoryPolicy& policy) {
+    MR_TRY(expect_object(node));
+    MR_ASSIGN(Node mode, required_member(node, "mode"));
+    MR_TRY(read(mode, policy.mode));
+    if (std::find(kModes.begin(), kModes.end(), policy.mode) == kModes.end()) {
+        return mode.error(cat("unknown mode ", quoted(policy.mode),
+                              " (expected MPOL_DEFAULT, MPOL_BIND, MPOL_INTERLEAVE, "
+                              "MPOL_WEIGHTED_INTERLEAVE, MPOL_PREFERRED, MPOL_PREFERRED_MANY or "
+                              "MPOL_LOCAL)"));
+    }
+    bool takes_no_nodes = policy.mode == "MPOL_DEFAULT" || policy.mode == "MPOL_LOCAL";
+    auto nodes = member(node, "nodes");
+    if (nodes) {
+        MR_TRY(read(*nodes, policy.nodes));
+        auto parsed = rules::parse_node_list(policy.nodes);
+        if (!parsed) {
+            return nodes->error(parsed.error().message());
+        }
+        policy.node_ids = std::move(*parsed);
+    }
+    // The kernel refuses nodes for these two, and an empty set for every other mode.
+    if (takes_no_nodes && !policy.node_ids.empty()) {
+        return nodes->error(
+            cat("must be empty with ", policy.mode, ", got ", quoted(policy.nodes)));
+    }
+    if (!takes_no_nodes && policy.node_ids.empty()) {
+        return Error(EINVAL, cat(node.child_path("nodes"), ": required with ", policy.mode,
+                                 " (a list of memory nodes such as \"0-3,7\")"));
+    }
+    if (auto flags = member(node, "flags")) {
+        MR_TRY(
+            read_with(*flags, policy.flags, [](const Node& element, std::string& flag) -> Status {
+                MR_TRY(read(element, flag));
+                if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
+                    return element.error(
+                        cat("unknown flag ", quoted(flag),
+                            " (expected MPOL_F_NUMA_BALANCING, MPOL_F_RELATIVE_NODES "
+                            "or MPOL_F_STATIC_NODES)"));
+                }
+                return {};
+            }));
+        bool relative = has(policy.flags, "MPOL_F_RELATIVE_NODES");
+        bool fixed = has(policy.flags, "MPOL_F_STATIC_NODES");
+        if (relative && fixed) {
+            return flags->error("MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other");
+        }
+        if ((relative || fixed) && takes_no_nodes) {
+            return flags->error(cat(relative ? "MPOL_F_RELATIVE_NODES" : "MPOL_F_STATIC_NODES",
+                                    " says how nodes are read, and ", policy.mode, " has none"));
+        }
+        // NUMA balancing moves pages towards the nodes a policy allows: the kernel takes it
+        // with MPOL_BIND (5.12) and MPOL_PREFERRED_MANY (6.9) only.
+        if (has(policy.flags, "MPOL_F_NUMA_BALANCING") && policy.mode != "MPOL_BIND" &&
+            policy.mode != "MPOL_PREFERRED_MANY") {
+            return flags->error(cat("MPOL_F_NUMA_BALANCING needs MPOL_BIND or "
+                                    "MPOL_PREFERRED_MANY, not ",
+                                    policy.mode));
+        }
+    }
+    return {};
+}
+
+Status parse_intel_rdt(const Node& node, IntelRdt& rdt) {
+    MR_TRY(expect_object(node));
+    if (auto clos = member(node, "closID")) {
+        MR_TRY(read(*clos, rdt.clos_id));
+        // It names a directory right below the resctrl root (as runc checks).
+        if (rdt.clos_id == "." || rdt.clos_id == ".." ||
+            rdt.clos_id.find('/') != std::string::npos ||
+            rdt.clos_id.find('\0') != std::string::npos) {
+            return clos->error(cat("must name a directory of its own, got ", quoted(rdt.clos_id)));
+        }
+    }
+    MR_TRY(field(node, "l3CacheSchema", rdt.l3_cache_schema));
+    if (auto mem_bw = member(node, "memBwSchema")) {
+        MR_TRY(read(*mem_bw, rdt.mem_bw_schema));
+        // The spec: it MUST start with "MB:" and MUST NOT contain newlines.
+        if (!rdt.mem_bw_schema.empty() && !rdt.mem_bw_schema.starts_with("MB:")) {
+            return mem_bw->error(cat("must start with \"MB:\", got ", quoted(rdt.mem_bw_schema)));
+        }
+        if (rdt.mem_bw_schema.find('\n') != std::string::npos) {
+            return mem_bw->error("must be one line");
+        }
+    }
+    if (auto schemata = member(node, "schemata")) {
+        MR_TRY(read_with(*schemata, rdt.schemata,
+                         [](const Node& element, std::string& line) -> Status {
+                             MR_TRY(read(element, line));
+                             if (line.find('\n') != std::string::npos) {
+                                 return element.error("must be one line of the schemata file");
+                             }
+                             return {};
+                         }));
+    }
+    MR_TRY(field(node, "enableMonitoring", rdt.enable_monitoring));
+    MR_TRY(field(node, "enableCMT", rdt.enable_cmt));
+    return field(node, "enableMBM", rdt.enable_mbm);
+}
+
+} // namespace sections
+} // namespace minirun::spec
