@@ -252,6 +252,11 @@ Status open_bind_sources(Run& r) {
     return {};
 }
 
+Status idmap_bind_sources(Run& r) {
+    return runtime::mount::idmap_bind_sources(r.created.plan, r.bind_sources,
+                                              r.sys); // mount_idmap.cpp
+}
+
 Status make_state_dir(Run& r) {
     Created& created = r.created;
     MR_ASSIGN(created.dir, state::StateDir::create(r.options.root, r.options.id));
@@ -489,7 +494,7 @@ constexpr auto kParent = runtime::Taker::parent;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 26> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 27> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan", "config.json -> spec model -> plan: every decision, no effect",
      kParent, load_config},
@@ -510,6 +515,10 @@ constexpr std::array<runtime::Step<Run>, 26> kCreateRecipe = {{
      kParent, prepare_security},
     {"open bind sources", "opened as the host's root, on the host's side", kParent,
      open_bind_sources},
+    {"idmap bind sources",
+     "mount_setattr(MOUNT_ATTR_IDMAP) needs CAP_SYS_ADMIN where the source's filesystem was "
+     "mounted: the host's root, before the init is in its user namespace",
+     kParent, idmap_bind_sources},
     {"make the state directory", "one mkdir makes the id ours; locked; config and exec.fifo",
      kParent, make_state_dir},
     {"record the cgroups",

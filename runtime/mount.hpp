@@ -8,6 +8,7 @@
 //   3. mounts[] in order                    mount_entries.cpp, mount_cgroup.cpp
 //      a bind gets its own propagation, or that of "/"; rshared keeps the host's peers
 //      only under rootfsPropagation shared/rshared (bind_propagation)
+//      an idmapped bind arrives idmapped already: the parent did it (mount_idmap.cpp)
 //   4. default devices and /dev symlinks    mount_devices.cpp
 //      then the read-only mounts that had mounts or devices to receive inside them
 //   5. create process.cwd
@@ -41,6 +42,11 @@ namespace minirun::runtime::mount {
 // reach (a directory of mode 0700, say) still works, and so that the init never looks a
 // host path up after its user namespace exists.
 Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys);
+
+// The idmapped ones among them (MountStep::idmap), mapped by the parent before clone()
+// (mount_idmap.cpp): mount_setattr(MOUNT_ATTR_IDMAP) needs CAP_SYS_ADMIN where the
+// source's filesystem was mounted, the host's user namespace.
+Status idmap_bind_sources(const Plan& plan, std::vector<UniqueFd>& sources, Syscalls& sys);
 
 // Steps 1-5: returns an O_PATH fd of the prepared rootfs. `bind_sources` are
 // open_bind_sources()'s, each used up (and closed) by its entry.

@@ -205,6 +205,7 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
                           step.destination, ", ", explain::mount_flag_names(flags),
                           step.options.data.empty() ? "" : ", ", step.options.data, ")",
                           defer_readonly ? ", read-only once its submounts exist" : "",
+                          step.idmap ? ", idmapped by the parent" : "",
                           step.is_cgroup ? ": cgroup hierarchies (runtime/mount_cgroup.cpp)" : ""));
     }
     if (step.is_cgroup) {

@@ -64,7 +64,8 @@ constexpr PropagationWord kPropagationWords[] = {
 } // namespace
 
 std::vector<std::string> known_mount_options() {
-    std::vector<std::string> words = {"bind", "rbind", "rro", "tmpcopyup", "notmpcopyup"};
+    std::vector<std::string> words = {"bind",        "rbind", "rro",   "tmpcopyup",
+                                      "notmpcopyup", "idmap", "ridmap"};
     for (const auto& entry : kFlagWords) {
         words.emplace_back(entry.word);
     }
@@ -94,6 +95,13 @@ MountOptions parse_mount_options(const std::vector<std::string>& options) {
         if (option == "rro") {
             out.flags |= MS_RDONLY;
             out.recursive_readonly = true;
+            continue;
+        }
+        if (option == "idmap" || option == "ridmap") {
+            // Not for mount(2) (the spec: SHOULD NOT be passed to it); mount_setattr applies
+            // it (mount_idmap.cpp). The last word wins, as with tmpcopyup.
+            out.idmap = true;
+            out.recursive_idmap = option == "ridmap";
             continue;
         }
         if (option == "tmpcopyup" || option == "notmpcopyup") {

@@ -21,6 +21,8 @@ struct MountOptions {
     bool recursive = false;          // "rbind"
     bool recursive_readonly = false; // "rro"
     bool tmpcopyup = false; // tmpfs starts with a copy of the directory it covers (runc, crun)
+    bool idmap = false;     // "idmap" or "ridmap": an idmapped bind (runtime-spec 1.2)
+    bool recursive_idmap = false; // "ridmap": every mount of an rbind's tree, not only its top
 };
 
 MountOptions parse_mount_options(const std::vector<std::string>& options);

@@ -7,6 +7,7 @@
 //   user     user.cpp       parent: write_id_maps          init: become_namespace_root
 //   pid      pid.cpp        parent: JoinedForChildren      (clone() creates it)
 //   mount    mount*.cpp     parent: open_bind_sources      init: prepare_rootfs ... enter_root
+//                                   idmap_bind_sources
 //   network  net.cpp                                       init: bring_up_loopback
 //   ipc      ipc.cpp        parent: warn_if_host_queues_exposed
 //   uts      uts.cpp                                       init: set_names

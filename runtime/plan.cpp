@@ -57,6 +57,43 @@ Result<MountStep> plan_mount(const spec::Mount& mount, const std::string& bundle
     return step;
 }
 
+Result<std::optional<MountIdMap>> plan_idmap(const spec::Mount& mount, const MountStep& step,
+                                             const spec::Spec& spec) {
+    // Mappings without "idmap" or "ridmap" (which the spec only says SHOULD be there) mean
+    // "idmap", as runc reads them: a runtime must not ignore them silently.
+    bool has_mappings = !mount.uid_mappings.empty();
+    if (!step.options.idmap && !has_mappings) {
+        return std::optional<MountIdMap>{};
+    }
+    // runc's rule too: the mapping is a property of a mount made from an existing tree;
+    // a new filesystem (proc, tmpfs, ...) gets its ids from its own user namespace.
+    if (!step.options.bind) {
+        return Error(EINVAL, cat("options: idmapped mounts are only supported for bind "
+                                 "mounts, not type ",
+                                 quoted(mount.type)));
+    }
+    MountIdMap idmap;
+    idmap.recursive = step.options.recursive_idmap;
+    if (has_mappings) {
+        idmap.uid_map = id_map_text(mount.uid_mappings);
+        idmap.gid_map = id_map_text(mount.gid_mappings);
+        return std::optional<MountIdMap>{std::move(idmap)};
+    }
+    // No mappings: the container's user namespace's (the spec's MAY; runc does the same).
+    const spec::Namespace* user = spec.linux.find_namespace(NamespaceType::user);
+    if (user == nullptr) {
+        return Error(EINVAL, "options: idmap without uidMappings and gidMappings needs a user "
+                             "namespace in linux.namespaces, whose mappings it takes");
+    }
+    if (!user->path.empty()) {
+        idmap.userns_path = user->path;
+    } else {
+        idmap.uid_map = id_map_text(spec.linux.uid_mappings);
+        idmap.gid_map = id_map_text(spec.linux.gid_mappings);
+    }
+    return std::optional<MountIdMap>{std::move(idmap)};
+}
+
 namespace {
 
 Status plan_namespaces(Plan& plan) {
@@ -128,6 +165,11 @@ Status plan_mounts(Plan& plan) {
         if (!step) {
             return step.error().wrap(cat("mounts[", i, "]"));
         }
+        auto idmap = plan_idmap(mounts[i], *step, plan.spec);
+        if (!idmap) {
+            return idmap.error().wrap(cat("mounts[", i, "]"));
+        }
+        step->idmap = std::move(*idmap);
         // A /dev bound from elsewhere is the user's: we do not add devices to it.
         if (step->destination == "/dev" && step->options.bind) {
             plan.setup_dev = false;

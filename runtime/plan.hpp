@@ -11,10 +11,23 @@
 #include "minirun/spec.hpp"
 #include "mount_options.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace minirun::runtime {
+
+// The user namespace an idmapped bind maps its ids through (mount_setattr(2)
+// MOUNT_ATTR_IDMAP): a file owned by id N on disk appears as the id N maps to.
+struct MountIdMap {
+    bool recursive = false; // "ridmap": every mount of the tree, not only its top
+    // uid_map(5)/gid_map(5) text of a user namespace made for the mount: its own
+    // mappings, or with none the container's new user namespace's.
+    std::string uid_map;
+    std::string gid_map;
+    // With no mappings of its own in a joined user namespace: that namespace.
+    std::string userns_path;
+};
 
 // One entry of mounts[], ready for the kernel.
 struct MountStep {
@@ -23,6 +36,7 @@ struct MountStep {
     std::string fs_type;     // empty for binds
     MountOptions options;
     bool is_cgroup = false; // "cgroup": mini-run assembles the hierarchy view itself
+    std::optional<MountIdMap> idmap;
 };
 
 // A namespace the config names by path: the init joins it with setns().
@@ -81,6 +95,10 @@ Result<Plan> make_plan(spec::Spec spec, const PlanInput& input);
 
 // Pieces of make_plan, exposed for tests.
 Result<MountStep> plan_mount(const spec::Mount& mount, const std::string& bundle);
+// The idmap of mounts[] entry `mount` (planned as `step`), if it has one; errors name no
+// path (the caller adds "mounts[N]").
+Result<std::optional<MountIdMap>> plan_idmap(const spec::Mount& mount, const MountStep& step,
+                                             const spec::Spec& spec);
 std::string id_map_text(const std::vector<spec::IdMapping>& mappings);
 
 } // namespace minirun::runtime

@@ -72,6 +72,8 @@ Status parse_root(const Node& node, Root& root) {
     return field(node, "readonly", root.readonly);
 }
 
+Status parse_id_mapping(const Node& node, IdMapping& mapping);
+
 Status parse_mount(const Node& node, Mount& mount) {
     MR_TRY(expect_object(node));
     MR_ASSIGN(Node destination, required_member(node, "destination"));
@@ -85,7 +87,11 @@ Status parse_mount(const Node& node, Mount& mount) {
     mount.destination = rules::normalize_destination(mount.destination);
     MR_TRY(field(node, "type", mount.type));
     MR_TRY(field(node, "source", mount.source));
-    return field(node, "options", mount.options);
+    MR_TRY(field(node, "options", mount.options));
+    // An idmapped mount's mappings, in linux.uidMappings' format (runtime-spec 1.2); the
+    // rules that relate them to each other and to the options are in spec_validate.cpp.
+    MR_TRY(field_with(node, "uidMappings", mount.uid_mappings, parse_id_mapping));
+    return field_with(node, "gidMappings", mount.gid_mappings, parse_id_mapping);
 }
 
 Status parse_hook(const Node& node, Hook& hook) {

@@ -116,6 +116,25 @@ Status check_user_namespace(const Spec& spec) {
     return check_mappings(linux.gid_mappings, "linux.gidMappings");
 }
 
+// mounts[].uidMappings/gidMappings (runtime-spec 1.2): each MUST come with the other, and
+// like the user namespace's they become a uid_map/gid_map, which refuses overlaps. Whether
+// the mount may be idmapped at all (a bind, a user namespace to borrow mappings from)
+// depends on its options, and is the plan's to decide (runtime/plan.cpp).
+Status check_mount_mappings(const Spec& spec) {
+    for (size_t i = 0; i < spec.mounts.size(); ++i) {
+        const Mount& mount = spec.mounts[i];
+        std::string path = cat("mounts[", i, "]");
+        if (mount.uid_mappings.empty() != mount.gid_mappings.empty()) {
+            return Error(cat(path, mount.uid_mappings.empty() ? ".gidMappings" : ".uidMappings",
+                             ": must be given together with ",
+                             mount.uid_mappings.empty() ? "uidMappings" : "gidMappings"));
+        }
+        MR_TRY(check_mappings(mount.uid_mappings, path + ".uidMappings"));
+        MR_TRY(check_mappings(mount.gid_mappings, path + ".gidMappings"));
+    }
+    return {};
+}
+
 Status check_sysctls(const Spec& spec) {
     const Linux& linux = spec.linux;
     for (const auto& [name, value] : linux.sysctl) {
@@ -358,6 +377,7 @@ Status validate_cross_references(const Spec& spec) {
                      "which a user namespace may not change");
     }
     MR_TRY(check_user_namespace(spec));
+    MR_TRY(check_mount_mappings(spec));
 
     // sethostname(2) outside a private UTS namespace would rename the host.
     bool has_uts = linux.find_namespace(NamespaceType::uts) != nullptr;

@@ -63,6 +63,15 @@ public:
                                                         flags, &attr, sizeof(attr))),
                              "mount_setattr");
     }
+    Status mount_setattr_idmap(int tree_fd, bool recursive, int userns_fd) override {
+        mount_attr attr{};
+        attr.attr_set = MOUNT_ATTR_IDMAP;
+        attr.userns_fd = static_cast<uint64_t>(userns_fd);
+        unsigned int flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0U);
+        return check_syscall(
+            static_cast<int>(::syscall(SYS_mount_setattr, tree_fd, "", flags, &attr, sizeof(attr))),
+            "mount_setattr(MOUNT_ATTR_IDMAP)");
+    }
     Result<int> open_tree_clone(const std::string& path, bool recursive) override {
         unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0U);
         int fd = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, path.c_str(), flags));

@@ -50,6 +50,10 @@ public:
     // `recursive` on every mount below it too (AT_RECURSIVE).
     virtual Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
                                  uint64_t attr_clr) = 0;
+    // mount_setattr(2) with MOUNT_ATTR_IDMAP on the detached tree `tree_fd` (an
+    // open_tree(OPEN_TREE_CLONE) fd): its ids are seen through the user namespace
+    // `userns_fd`; with `recursive` on every mount of the tree (AT_RECURSIVE).
+    virtual Status mount_setattr_idmap(int tree_fd, bool recursive, int userns_fd) = 0;
     // open_tree(2) with OPEN_TREE_CLONE: a detached copy of the mount at `path` (with
     // `recursive`, of the mounts below it too), close-on-exec.
     virtual Result<int> open_tree_clone(const std::string& path, bool recursive) = 0;

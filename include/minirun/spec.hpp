@@ -71,13 +71,6 @@ struct Root {
     bool readonly = false;
 };
 
-struct Mount {
-    std::string destination; // absolute inside the container (a relative one gets a leading '/')
-    std::string type;        // may be empty (bind mounts)
-    std::string source;      // may be empty
-    std::vector<std::string> options;
-};
-
 struct Hook {
     std::string path; // absolute
     std::vector<std::string> args;
@@ -124,6 +117,19 @@ struct IdMapping {
     uint32_t container_id = 0;
     uint32_t host_id = 0;
     uint32_t size = 0; // > 0
+};
+
+struct Mount {
+    // Absolute inside the container: a relative one is read from the container's "/"
+    // ("data/x" -> "/data/x", runtime-spec 1.2), and ".." stops at "/".
+    std::string destination;
+    std::string type;   // may be empty (bind mounts)
+    std::string source; // may be empty
+    std::vector<std::string> options;
+    // An idmapped mount's own mappings (runtime-spec 1.2): both or neither. Empty with
+    // "idmap"/"ridmap": the container's user namespace's.
+    std::vector<IdMapping> uid_mappings;
+    std::vector<IdMapping> gid_mappings;
 };
 
 struct TimeOffset {

@@ -367,3 +367,32 @@ TEST_CASE("mount destinations through symlinks are resolved and created inside t
     }
     check_no_leftovers(bundle);
 }
+
+// ---------------------------------------------------------------------------------------
+// Relative destinations
+
+TEST_CASE("a relative mount destination is read from the container's /, .. stopping there",
+          "[mount-relative]") {
+    // runtime-spec 1.2: a relative destination is relative to the container's "/".
+    TempBundle bundle("relative-dest");
+    const std::string rootfs = bundle.copy_rootfs();
+    TempDir data("minirun-it-relative");
+    write_text(data.path() + "/file", "relative-content\n");
+    bundle.config["mounts"].push_back({{"destination", "data/x"},
+                                       {"type", "bind"},
+                                       {"source", data.path()},
+                                       {"options", {"rbind", "ro"}}});
+    const std::string tmpfs = bundle.id() + "-climb";
+    bundle.config["mounts"].push_back(
+        {{"destination", "../../climb"}, {"type", "tmpfs"}, {"source", tmpfs}});
+    bundle.set_shell("cat /data/x/file; grep -c ' /climb ' /proc/self/mountinfo");
+    auto result = bundle.run();
+    INFO(result.describe());
+    REQUIRE(result.exit_code == 0);
+    CHECK(split_lines(result.out) == std::vector<std::string>{"relative-content", "1"});
+    // The mount points were made in the rootfs, never in the bundle or the working directory.
+    CHECK(exists_nofollow(rootfs + "/data/x"));
+    CHECK(exists_nofollow(rootfs + "/climb"));
+    CHECK_FALSE(exists_nofollow(bundle.dir() + "/data"));
+    check_no_leftovers(bundle);
+}

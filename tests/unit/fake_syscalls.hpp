@@ -100,6 +100,10 @@ public:
         return record(cat("mount_setattr ", resolve(path), recursive ? " recursive" : "", " set ",
                           attr_set, " clear ", attr_clr));
     }
+    Status mount_setattr_idmap(int tree_fd, bool recursive, int /*userns_fd*/) override {
+        return record(cat("mount_setattr_idmap ", resolve(fs::fd_path(tree_fd)),
+                          recursive ? " recursive" : ""));
+    }
     // Without root there is no detached mount to make: an O_PATH fd of the source stands in.
     Result<int> open_tree_clone(const std::string& path, bool recursive) override {
         MR_TRY(record(cat("open_tree ", path, recursive ? " recursive" : "")));

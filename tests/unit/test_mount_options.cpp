@@ -1,9 +1,11 @@
 #include "mount_options.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <sys/mount.h>
 #include <sys/statvfs.h>
 
+using minirun::runtime::known_mount_options;
 using minirun::runtime::locked_mount_flags;
 using minirun::runtime::parse_mount_options;
 using minirun::runtime::propagation_flags;
@@ -67,4 +69,20 @@ TEST_CASE("mount options: tmpcopyup is a flag, not tmpfs data", "[mount]") {
     CHECK(options.tmpcopyup);
     CHECK(options.data == "size=64k");
     CHECK_FALSE(parse_mount_options({"tmpcopyup", "notmpcopyup"}).tmpcopyup);
+}
+
+TEST_CASE("mount options: idmap and ridmap are for mount_setattr, not mount(2) data", "[mount]") {
+    auto idmap = parse_mount_options({"bind", "idmap", "ro"});
+    CHECK(idmap.idmap);
+    CHECK_FALSE(idmap.recursive_idmap);
+    CHECK(idmap.data.empty());
+    auto ridmap = parse_mount_options({"rbind", "ridmap"});
+    CHECK(ridmap.idmap);
+    CHECK(ridmap.recursive_idmap);
+    CHECK(ridmap.data.empty());
+    CHECK_FALSE(parse_mount_options({"rbind"}).idmap);
+    // features.mountOptions lists them.
+    auto known = known_mount_options();
+    CHECK(std::find(known.begin(), known.end(), "idmap") != known.end());
+    CHECK(std::find(known.begin(), known.end(), "ridmap") != known.end());
 }

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <linux/mount.h>
 #include <nlohmann/json.hpp>
 #include <sys/mount.h>
@@ -455,4 +456,46 @@ TEST_CASE("uts: hostname and domainname only when set", "[uts]") {
     spec.domainname = "example";
     REQUIRE(uts::set_names(spec, sys).ok());
     CHECK(sys.calls == std::vector<std::string>{"sethostname box", "setdomainname example"});
+}
+
+TEST_CASE("rootfs: an idmapped bind is idmapped by the parent, then moved into place",
+          "[mount][idmap]") {
+    Fixture f;
+    stdfs::create_directories(f.dir.path() + "/data");
+    json config = config_with_mounts(json::array(
+        {{{"destination", "/data"}, {"source", "data"}, {"options", {"rbind", "ridmap"}}},
+         {{"destination", "/plain"}, {"source", "data"}, {"options", {"bind"}}}}));
+    // A joined user namespace: the mount maps through it, opened by path (no child needed).
+    config["linux"]["namespaces"].push_back({{"type", "user"}, {"path", "/proc/self/ns/user"}});
+    config["root"]["readonly"] = false;
+    Plan plan = f.plan(config);
+    auto sources = mount::open_bind_sources(plan, f.sys);
+    REQUIRE(sources.ok());
+    REQUIRE(mount::idmap_bind_sources(plan, *sources, f.sys).ok());
+    const std::string source = f.dir.path() + "/data";
+    // Only the idmapped entry, recursively for ridmap, on the parent's clone of the source.
+    std::vector<std::string> idmapped;
+    std::copy_if(f.sys.calls.begin(), f.sys.calls.end(), std::back_inserter(idmapped),
+                 [](const std::string& call) { return call.starts_with("mount_setattr_idmap"); });
+    CHECK(idmapped == std::vector<std::string>{"mount_setattr_idmap " + source + " recursive"});
+    REQUIRE(mount::prepare_rootfs(plan, *sources, f.sys).ok());
+    CHECK(std::find(f.sys.calls.begin(), f.sys.calls.end(),
+                    "move_mount " + source + " " + f.rootfs + "/data") != f.sys.calls.end());
+}
+
+TEST_CASE("rootfs: a source the kernel cannot idmap is named in the error", "[mount][idmap]") {
+    Fixture f;
+    stdfs::create_directories(f.dir.path() + "/data");
+    json config = config_with_mounts(json::array(
+        {{{"destination", "/data"}, {"source", "data"}, {"options", {"bind", "idmap"}}}}));
+    config["linux"]["namespaces"].push_back({{"type", "user"}, {"path", "/proc/self/ns/user"}});
+    Plan plan = f.plan(config);
+    auto sources = mount::open_bind_sources(plan, f.sys);
+    REQUIRE(sources.ok());
+    f.sys.fail("mount_setattr_idmap", EINVAL);
+    auto mapped = mount::idmap_bind_sources(plan, *sources, f.sys);
+    REQUIRE_FALSE(mapped.ok());
+    CHECK(mapped.error().message() ==
+          "mounts[0] on /data: cannot idmap \"" + f.dir.path() +
+              "/data\" (its filesystem does not support idmapped mounts): Invalid argument");
 }

@@ -211,3 +211,102 @@ TEST_CASE("plan_mount: a non-bind mount needs a type", "[plan]") {
     REQUIRE_FALSE(bind.ok());
     CHECK(bind.error().message() == "source: a bind mount needs a source");
 }
+
+TEST_CASE("plan: idmapped binds and the user namespace they map through", "[plan][idmap]") {
+    Bundle bundle;
+    json config = base_config();
+    add_namespace(config, "user");
+    config["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+    config["linux"]["gidMappings"] = {{{"containerID", 0}, {"hostID", 200000}, {"size", 65536}}};
+    json own_mappings = {{{"containerID", 1000}, {"hostID", 5000}, {"size", 10}},
+                         {{"containerID", 0}, {"hostID", 100000}, {"size", 1}}};
+    config["mounts"] = json::array({
+        {{"destination", "/own"},
+         {"source", "/srv/a"},
+         {"options", {"bind", "idmap"}},
+         {"uidMappings", own_mappings},
+         {"gidMappings", own_mappings}},
+        {{"destination", "/borrowed"}, {"source", "/srv/b"}, {"options", {"rbind", "ridmap"}}},
+        // Mappings without the option: idmapped anyway, as runc reads them.
+        {{"destination", "/implied"},
+         {"type", "bind"},
+         {"source", "/srv/c"},
+         {"uidMappings", own_mappings},
+         {"gidMappings", own_mappings}},
+        {{"destination", "/plain"}, {"source", "/srv/d"}, {"options", {"rbind"}}},
+    });
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    REQUIRE(plan->mounts.size() == 4);
+    const auto& own = plan->mounts[0].idmap;
+    REQUIRE(own);
+    CHECK_FALSE(own->recursive);
+    CHECK(own->uid_map == "1000 5000 10\n0 100000 1\n");
+    CHECK(own->gid_map == "1000 5000 10\n0 100000 1\n");
+    CHECK(own->userns_path.empty());
+    const auto& borrowed = plan->mounts[1].idmap;
+    REQUIRE(borrowed);
+    CHECK(borrowed->recursive);
+    CHECK(borrowed->uid_map == "0 100000 65536\n");
+    CHECK(borrowed->gid_map == "0 200000 65536\n");
+    const auto& implied = plan->mounts[2].idmap;
+    REQUIRE(implied);
+    CHECK_FALSE(implied->recursive);
+    CHECK(implied->uid_map == own->uid_map);
+    CHECK_FALSE(plan->mounts[3].idmap);
+}
+
+TEST_CASE("plan: idmap without mappings in a joined user namespace maps through it",
+          "[plan][idmap]") {
+    Bundle bundle;
+    json config = base_config();
+    add_namespace(config, "user", "/proc/1/ns/user");
+    config["mounts"] = json::array(
+        {{{"destination", "/data"}, {"source", "/srv"}, {"options", {"bind", "idmap"}}}});
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    REQUIRE(plan->mounts[0].idmap);
+    CHECK(plan->mounts[0].idmap->userns_path == "/proc/1/ns/user");
+    CHECK(plan->mounts[0].idmap->uid_map.empty());
+}
+
+TEST_CASE("plan: idmap refused on a new filesystem, and without mappings to take",
+          "[plan][idmap]") {
+    Bundle bundle;
+    SECTION("not a bind") {
+        json config = base_config();
+        add_namespace(config, "user");
+        config["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", 1000}, {"size", 10}}};
+        config["linux"]["gidMappings"] = config["linux"]["uidMappings"];
+        config["mounts"] =
+            json::array({{{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},
+                         {{"destination", "/tmp"}, {"type", "tmpfs"}, {"options", {"ridmap"}}}});
+        auto plan = bundle.plan(config);
+        REQUIRE_FALSE(plan.ok());
+        CHECK(plan.error().message() == "mounts[1]: options: idmapped mounts are only supported "
+                                        "for bind mounts, not type \"tmpfs\"");
+    }
+    SECTION("no mappings and no user namespace") {
+        json config = base_config();
+        config["mounts"] = json::array(
+            {{{"destination", "/data"}, {"source", "/srv"}, {"options", {"bind", "idmap"}}}});
+        auto plan = bundle.plan(config);
+        REQUIRE_FALSE(plan.ok());
+        CHECK(plan.error().message() ==
+              "mounts[0]: options: idmap without uidMappings and gidMappings needs a user "
+              "namespace in linux.namespaces, whose mappings it takes");
+    }
+    SECTION("its own mappings need no user namespace of the container's") {
+        json config = base_config();
+        json mappings = {{{"containerID", 0}, {"hostID", 1000}, {"size", 1}}};
+        config["mounts"] = json::array({{{"destination", "/data"},
+                                         {"source", "/srv"},
+                                         {"options", {"bind", "idmap"}},
+                                         {"uidMappings", mappings},
+                                         {"gidMappings", mappings}}});
+        auto plan = bundle.plan(config);
+        REQUIRE(plan.ok());
+        REQUIRE(plan->mounts[0].idmap);
+        CHECK(plan->mounts[0].idmap->uid_map == "0 1000 1\n");
+    }
+}

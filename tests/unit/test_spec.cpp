@@ -49,7 +49,12 @@ const char* const full_config = R"json({
   "mounts": [
     {"destination": "/proc", "type": "proc", "source": "proc"},
     {"destination": "/data", "type": "bind", "source": "/srv/data", "options": ["rbind", "ro"]},
-    {"destination": "tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]}
+    {"destination": "tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]},
+    {"destination": "/shared", "type": "none", "source": "/srv/shared",
+     "options": ["rbind", "ridmap"],
+     "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}],
+     "gidMappings": [{"containerID": 0, "hostID": 2000, "size": 2},
+                     {"containerID": 10, "hostID": 3000, "size": 5}]}
   ],
   "hooks": {
     "prestart": [{"path": "/usr/bin/fix-mounts", "args": ["fix-mounts", "arg1"],
@@ -226,7 +231,7 @@ TEST_CASE("the full config parses into every field of the model", "[spec]") {
     CHECK(process.apparmor_profile == "mini-run-default");
     CHECK(process.selinux_label == "system_u:system_r:container_t:s0");
 
-    REQUIRE(spec.mounts.size() == 3);
+    REQUIRE(spec.mounts.size() == 4);
     CHECK(spec.mounts[0].destination == "/proc");
     CHECK(spec.mounts[0].type == "proc");
     CHECK(spec.mounts[0].source == "proc");
@@ -236,6 +241,13 @@ TEST_CASE("the full config parses into every field of the model", "[spec]") {
     CHECK(spec.mounts[1].source == "/srv/data");
     CHECK(spec.mounts[1].options == std::vector<std::string>{"rbind", "ro"});
     CHECK(spec.mounts[2].destination == "/tmp");
+    CHECK(spec.mounts[0].uid_mappings.empty());
+    REQUIRE(spec.mounts[3].uid_mappings.size() == 1);
+    CHECK(spec.mounts[3].uid_mappings[0].host_id == 1000);
+    REQUIRE(spec.mounts[3].gid_mappings.size() == 2);
+    CHECK(spec.mounts[3].gid_mappings[1].container_id == 10);
+    CHECK(spec.mounts[3].gid_mappings[1].host_id == 3000);
+    CHECK(spec.mounts[3].gid_mappings[1].size == 5);
 
     REQUIRE(spec.hooks.prestart.size() == 1);
     CHECK(spec.hooks.prestart[0].path == "/usr/bin/fix-mounts");
@@ -551,6 +563,25 @@ const std::vector<ErrorCase> error_cases = {
     {{{"/mounts/2/type", "3"}}, "mounts[2].type: expected a string, got 3"},
     {{{"/mounts/0/source", "[]"}}, "mounts[0].source: expected a string, got array"},
     {{{"/mounts/1/options/0", "false"}}, "mounts[1].options[0]: expected a string, got boolean"},
+    {{{"/mounts/1/uidMappings", "{}"}}, "mounts[1].uidMappings: expected an array, got object"},
+    {{{"/mounts/1/uidMappings", R"([{"containerID": 0, "hostID": 1000, "size": 0}])"}},
+     "mounts[1].uidMappings[0].size: must be greater than zero"},
+    {{{"/mounts/1/gidMappings", R"([{"containerID": 0, "size": 1}])"}},
+     "mounts[1].gidMappings[0].hostID: is required"},
+    {{{"/mounts/1/gidMappings", R"([{"containerID": "0", "hostID": 1, "size": 1}])"}},
+     "mounts[1].gidMappings[0].containerID: expected an unsigned 32-bit integer, got string"},
+    {{{"/mounts/1/uidMappings", R"([{"containerID": 0, "hostID": 1000, "size": 10}])"}},
+     "mounts[1].uidMappings: must be given together with gidMappings"},
+    {{{"/mounts/1/gidMappings", R"([{"containerID": 0, "hostID": 1000, "size": 10}])"}},
+     "mounts[1].gidMappings: must be given together with uidMappings"},
+    {{{"/mounts/1/uidMappings", R"([{"containerID": 0, "hostID": 1000, "size": 10},
+                                    {"containerID": 5, "hostID": 5000, "size": 10}])"},
+      {"/mounts/1/gidMappings", R"([{"containerID": 0, "hostID": 1000, "size": 10}])"}},
+     "mounts[1].uidMappings[1]: overlaps mounts[1].uidMappings[0]"},
+    {{{"/mounts/1/uidMappings", R"([{"containerID": 0, "hostID": 1000, "size": 10}])"},
+      {"/mounts/1/gidMappings", R"([{"containerID": 0, "hostID": 1000, "size": 10},
+                                    {"containerID": 20, "hostID": 1009, "size": 1}])"}},
+     "mounts[1].gidMappings[1]: overlaps mounts[1].gidMappings[0]"},
 
     // hooks.
     {{{"/hooks", "[]"}}, "hooks: expected an object, got array"},
@@ -871,7 +902,7 @@ TEST_CASE("unknown properties are ignored at every level", "[spec]") {
                                                {"/process/ioPriority", R"({"class": 1})"},
                                                {"/process/user/username", R"("bob")"},
                                                {"/root/unknown", "1"},
-                                               {"/mounts/0/uidMappings", "[]"},
+                                               {"/mounts/0/future", "[]"},
                                                {"/hooks/unknownHook", "[1]"},
                                                {"/linux/intelRdt", R"({"closID": "x"})"},
                                                {"/linux/namespaces/0/extra", "true"},
@@ -918,6 +949,9 @@ TEST_CASE("mount destinations are made absolute and lexically clean", "[spec]") 
              {"../../../etc/passwd", "/etc/passwd"},
              {"a/./b//c/", "/a/b/c"},
              {"..", "/"},
+             {"data/x", "/data/x"},
+             {"data/../../x", "/x"},
+             {"./data/x/..", "/data"},
              {"/", "/"},
              {"/dev/shm/", "/dev/shm"},
          }) {
