@@ -90,7 +90,8 @@ Status apply_scheduler(const std::optional<spec::Scheduler>& scheduler, Syscalls
                "execCPUAffinity; and CAP_SYS_NICE)";
     } else if (error == EPERM) {
         hint = " (a real-time policy or a lower nice needs CAP_SYS_NICE in the host's user "
-               "namespace)";
+               "namespace; a real-time one, with cgroup v1 real-time group scheduling, also "
+               "runtime in the container's cpu cgroup: linux.resources.cpu.realtimeRuntime)";
     } else if (error == EBUSY && scheduler->policy == "SCHED_DEADLINE") {
         hint = " (the kernel has no deadline bandwidth left for it)";
     } else if (error == EINVAL && scheduler->policy == "SCHED_ISO") {

@@ -267,7 +267,8 @@ TEST_CASE("scheduling: a refused call is an error naming the field", "[sched]") 
     CHECK(scheduler.error().message() ==
           "process.scheduler: sched_setattr(SCHED_FIFO, nice 0, priority 10): Operation not "
           "permitted (a real-time policy or a lower nice needs CAP_SYS_NICE in the host's user "
-          "namespace)");
+          "namespace; a real-time one, with cgroup v1 real-time group scheduling, also runtime "
+          "in the container's cpu cgroup: linux.resources.cpu.realtimeRuntime)");
     auto io = runtime::scheduling::apply_io_priority(parsed->io_priority, sys);
     REQUIRE_FALSE(io.ok());
     CHECK(io.error().message() ==
