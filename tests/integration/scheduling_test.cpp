@@ -233,9 +233,13 @@ TEST_CASE("execCPUAffinity: final for exec'd processes, never the init", "[sched
     // mini-run itself got its own cpus back after the clone: exec in the foreground is
     // still there while its process runs.
     Child foreground(container.runtime.argv(
-        {"exec", container.bundle.id(), "sh", "-c", std::string("echo ready; ") + loop}));
+        {"exec", container.bundle.id(), "sh", "-c", "echo ready; read line; exit 0"}));
     REQUIRE(foreground.wait_for_output("ready\n"));
     CHECK(cpus_allowed(foreground.pid()) == all);
+    // The process ends by itself (end of its stdin), so nothing is left for the delete.
+    auto ended = foreground.wait();
+    INFO(ended.describe());
+    CHECK(ended.exit_code == 0);
 }
 
 TEST_CASE("execCPUAffinity: only initial, and the process ends on the cgroup's cpus", "[sched]") {
