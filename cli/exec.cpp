@@ -56,6 +56,22 @@ Result<spec::Process> build_process(const ExecFlags& flags, const std::string& r
         MR_ASSIGN(std::string text, fs::read_file(flags.process_file));
         MR_ASSIGN(spec::Process process, spec::parse_process(text, flags.process_file));
         process.terminal = process.terminal || flags.tty;
+        // As runc: the file's scheduler, ioPriority and execCPUAffinity override the
+        // container's (runc's exec starts from the container's config and lets the process
+        // replace them, "should override the ioprio in config.json"); absent, the
+        // container's apply.
+        if (!process.scheduler || !process.io_priority || !process.exec_cpu_affinity) {
+            MR_ASSIGN(spec::Process own, container_process(root, flags.options.id));
+            if (!process.scheduler) {
+                process.scheduler = std::move(own.scheduler);
+            }
+            if (!process.io_priority) {
+                process.io_priority = std::move(own.io_priority);
+            }
+            if (!process.exec_cpu_affinity) {
+                process.exec_cpu_affinity = std::move(own.exec_cpu_affinity);
+            }
+        }
         return process;
     }
     if (flags.command.empty()) {

@@ -17,6 +17,7 @@
 #include "namespaces.hpp"
 #include "pid.hpp"
 #include "process.hpp"
+#include "scheduling.hpp"
 #include "security.hpp"
 #include "signals.hpp"
 #include "sync.hpp"
@@ -172,6 +173,10 @@ Result<int> exec_in_container(const ExecOptions& options) {
             MR_ASSIGN(auto joined, runtime::pid::JoinedForChildren::enter_fd(pid_ns.get()));
             in_pid_namespace.emplace(std::move(joined));
         }
+        // process.execCPUAffinity.initial: mini-run's own cpus until the clone, which is born
+        // with them; the process takes `final` once in the cgroup (the recipe).
+        runtime::scheduling::InitialAffinity initial_cpus;
+        MR_TRY(initial_cpus.apply(process.exec_cpu_affinity, sys));
         log::debug(cat("nsexec container setup: clone, then join the namespaces of pid ", init));
         MR_ASSIGN(pid_t pid,
                   runtime::clone_with(0, v2_dir ? v2_dir->get() : -1, &child.born_in_v2_cgroup));

@@ -12,6 +12,7 @@
 #include "minirun/log.hpp"
 #include "mount.hpp"
 #include "net.hpp"
+#include "scheduling.hpp"
 #include "terminal.hpp"
 #include "time.hpp"
 #include "user.hpp"
@@ -73,6 +74,10 @@ Status join_cgroups(Setup& s) {
     return {};
 }
 
+Status set_final_affinity(Setup& s) {
+    return scheduling::apply_final_affinity(s.process.exec_cpu_affinity, s.sys);
+}
+
 Status close_fds(Setup& s) {
     return process::close_inherited_fds(s.preserve_fds, s.keep_fds, s.sys);
 }
@@ -100,6 +105,14 @@ Status set_memory_policy(Setup& s) {
 
 Status set_oom_score(Setup& s) {
     return limits::set_oom_score_adj(s.process.oom_score_adj);
+}
+
+Status set_scheduler(Setup& s) {
+    return scheduling::apply_scheduler(s.process.scheduler, s.sys);
+}
+
+Status set_io_priority(Setup& s) {
+    return scheduling::apply_io_priority(s.process.io_priority, s.sys);
 }
 
 Status connect_listener(Setup& s) {
@@ -324,11 +337,16 @@ constexpr auto kBoth = Taker::both;
 
 // The recipe. An exec'd process takes the `both` and `exec` steps, the init the `both` and
 // `init` ones; each process's own order is this order.
-constexpr std::array<Step<Setup>, 42> kRecipe = {{
+constexpr std::array<Step<Setup>, 45> kRecipe = {{
     {"join cgroups",
      "first, so that everything the process does is counted, and before a cgroup namespace "
      "is unshared (its root is the cgroup its creator is in)",
      kBoth, join_cgroups},
+    {"exec CPU affinity",
+     "process.execCPUAffinity.final, once in the container's cgroup (runtime-spec); the exec'd "
+     "process was born on `initial`, which mini-run took on around the clone. Not the init's "
+     "(the spec)",
+     kExec, set_final_affinity},
     {"close inherited fds",
      "only mini-run's own fds survive (the state directory's, and with it the lock, goes too)",
      kBoth, close_fds},
@@ -353,6 +371,15 @@ constexpr std::array<Step<Setup>, 42> kRecipe = {{
      "lowering it needs CAP_SYS_RESOURCE in the host's user namespace, and a non-dumpable "
      "process's /proc/self belongs to the host's root",
      kInit, set_oom_score},
+    {"scheduler",
+     "process.scheduler: sched_setattr checks CAP_SYS_NICE in the host's user namespace (a "
+     "real-time policy, a lower nice), so before any other is joined; after the affinity, which "
+     "a SCHED_DEADLINE process may no longer change",
+     kBoth, set_scheduler},
+    {"I/O priority",
+     "process.ioPriority: IOPRIO_CLASS_RT needs CAP_SYS_NICE in the host's user namespace too; "
+     "what the process starts later inherits it",
+     kBoth, set_io_priority},
     {"connect the seccomp listener",
      "linux.seccomp.listenerPath is a host path: connect while the host's file system and "
      "namespaces are still ours",

@@ -154,6 +154,58 @@ public:
     void set_signal_mask(const sigset_t& mask) override {
         ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     }
+    Status sched_setattr(const SchedAttr& attr) override {
+        // The kernel's layout (include/uapi/linux/sched/types.h), which glibc 2.36 lacks.
+        struct {
+            uint32_t size;
+            uint32_t sched_policy;
+            uint64_t sched_flags;
+            int32_t sched_nice;
+            uint32_t sched_priority;
+            uint64_t sched_runtime;
+            uint64_t sched_deadline;
+            uint64_t sched_period;
+        } kernel_attr{};
+        static_assert(sizeof(kernel_attr) == 48); // SCHED_ATTR_SIZE_VER0
+        kernel_attr.size = sizeof(kernel_attr);
+        kernel_attr.sched_policy = attr.policy;
+        kernel_attr.sched_flags = attr.flags;
+        kernel_attr.sched_nice = attr.nice;
+        kernel_attr.sched_priority = attr.priority;
+        kernel_attr.sched_runtime = attr.runtime;
+        kernel_attr.sched_deadline = attr.deadline;
+        kernel_attr.sched_period = attr.period;
+        return check_syscall(static_cast<int>(::syscall(SYS_sched_setattr, 0, &kernel_attr, 0)),
+                             "sched_setattr");
+    }
+    Status ioprio_set(int value) override {
+        constexpr int kWhoProcess = 1; // IOPRIO_WHO_PROCESS
+        return check_syscall(static_cast<int>(::syscall(SYS_ioprio_set, kWhoProcess, 0, value)),
+                             "ioprio_set");
+    }
+    Status sched_setaffinity(const std::vector<uint32_t>& cpus) override {
+        // Sized for the highest cpu asked for, or for every cpu Linux can have.
+        const uint32_t count = cpus.empty() ? 8192 : cpus.back() + 1;
+        cpu_set_t* set = CPU_ALLOC(count);
+        if (set == nullptr) {
+            return Error(ENOMEM, "sched_setaffinity: out of memory");
+        }
+        const size_t size = CPU_ALLOC_SIZE(count);
+        CPU_ZERO_S(size, set);
+        if (cpus.empty()) {
+            for (uint32_t cpu = 0; cpu < count; ++cpu) {
+                CPU_SET_S(cpu, size, set);
+            }
+        }
+        for (uint32_t cpu : cpus) {
+            CPU_SET_S(cpu, size, set);
+        }
+        int result = ::sched_setaffinity(0, size, set);
+        int saved = errno;
+        CPU_FREE(set);
+        errno = saved;
+        return check_syscall(result, "sched_setaffinity");
+    }
     Status execve(int fd, const std::string& path, char* const argv[],
                   char* const envp[]) override {
         if (fd >= 0) {

@@ -26,6 +26,18 @@
 
 namespace minirun {
 
+// sched_setattr(2)'s struct sched_attr, its first version (SCHED_ATTR_SIZE_VER0): the
+// fields runtime-spec's process.scheduler has.
+struct SchedAttr {
+    uint32_t policy = 0;
+    uint64_t flags = 0;
+    int32_t nice = 0;
+    uint32_t priority = 0;
+    uint64_t runtime = 0; // ns, SCHED_DEADLINE
+    uint64_t deadline = 0;
+    uint64_t period = 0;
+};
+
 class Syscalls {
 public:
     Syscalls() = default;
@@ -87,6 +99,12 @@ public:
     // close_range(2).
     virtual Status close_range(unsigned int first, unsigned int last, unsigned int flags) = 0;
     virtual void set_signal_mask(const sigset_t& mask) = 0;
+    // Scheduling of the calling process: sched_setattr(0, attr, 0); ioprio_set(
+    // IOPRIO_WHO_PROCESS, 0, value), value = class << 13 | level; sched_setaffinity(0) to
+    // `cpus` (sorted cpu numbers; empty: every cpu, which the kernel narrows to the cpuset's).
+    virtual Status sched_setattr(const SchedAttr& attr) = 0;
+    virtual Status ioprio_set(int value) = 0;
+    virtual Status sched_setaffinity(const std::vector<uint32_t>& cpus) = 0;
     // execve(2) of `path`, or with `fd` >= 0 execveat(fd, "", AT_EMPTY_PATH). They return
     // only on failure (the fake: when it was told to fail, or a recorded success).
     virtual Status execve(int fd, const std::string& path, char* const argv[],

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 
 namespace minirun::units {
@@ -99,6 +100,59 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
         return Error(EINVAL, cat("duration ", quoted(text), " is shorter than 1ms"));
     }
     return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
+}
+
+namespace {
+
+// One cpu number at the start of `rest`, which it leaves after the digits.
+Result<uint32_t> take_cpu(std::string_view& rest, std::string_view whole, std::string_view where) {
+    uint32_t cpu = 0;
+    auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), cpu);
+    if (end == rest.data()) {
+        return Error(EINVAL,
+                     cat("bad cpu list ", quoted(whole), ": expected a cpu number ", where));
+    }
+    if (error != std::errc{} || cpu > kMaxCpu) {
+        return Error(EINVAL,
+                     cat("bad cpu list ", quoted(whole), ": cpu ",
+                         std::string_view(rest.data(), end - rest.data()), " is above ", kMaxCpu));
+    }
+    rest.remove_prefix(static_cast<size_t>(end - rest.data()));
+    return cpu;
+}
+
+} // namespace
+
+Result<std::vector<uint32_t>> parse_cpu_list(std::string_view text) {
+    std::set<uint32_t> cpus;
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        MR_ASSIGN(uint32_t first, take_cpu(rest, text, "at the start of an entry"));
+        uint32_t last = first;
+        if (!rest.empty() && rest.front() == '-') {
+            rest.remove_prefix(1);
+            MR_ASSIGN(last, take_cpu(rest, text, "after '-'"));
+            if (last < first) {
+                return Error(EINVAL, cat("bad cpu list ", quoted(text), ": range ", first, "-",
+                                         last, " ends before it starts"));
+            }
+        }
+        for (uint32_t cpu = first; cpu <= last; ++cpu) {
+            cpus.insert(cpu);
+        }
+        if (rest.empty()) {
+            break;
+        }
+        if (rest.front() != ',') {
+            return Error(EINVAL, cat("bad cpu list ", quoted(text), ": unexpected ",
+                                     quoted(rest.substr(0, 1)), " (cpus are separated by ',')"));
+        }
+        rest.remove_prefix(1);
+        if (rest.empty()) {
+            return Error(EINVAL, cat("bad cpu list ", quoted(text), ": ends with ','"));
+        }
+    }
+    return std::vector<uint32_t>(cpus.begin(), cpus.end());
 }
 
 } // namespace minirun::units

@@ -51,6 +51,35 @@ struct Rlimit {
     uint64_t hard = 0;
 };
 
+// process.scheduler: sched_setattr(2)'s attributes. Names as written, with their values.
+struct Scheduler {
+    std::string policy;             // "SCHED_BATCH"
+    uint32_t policy_value = 0;      // SCHED_BATCH
+    int32_t nice = 0;               // -20..19
+    int32_t priority = 0;           // SCHED_FIFO and SCHED_RR only, 1..99
+    std::vector<std::string> flags; // "SCHED_FLAG_RESET_ON_FORK"
+    uint64_t flag_bits = 0;         // SCHED_FLAG_RESET_ON_FORK | ...
+    uint64_t runtime = 0;           // ns, SCHED_DEADLINE only, like deadline and period
+    uint64_t deadline = 0;
+    uint64_t period = 0;
+};
+
+// process.ioPriority: ioprio_set(2)'s class and level.
+struct IoPriority {
+    std::string io_class; // "IOPRIO_CLASS_BE"
+    int class_value = 0;  // IOPRIO_CLASS_BE
+    int32_t priority = 0; // 0 (highest) .. 7
+};
+
+// process.execCPUAffinity: cpu lists as written ("0-3,7") and the cpus they name, sorted.
+// Not for the container's init (the spec): for processes `exec` starts.
+struct ExecCpuAffinity {
+    std::optional<std::string> initial; // the runtime's, before the process joins the cgroup
+    std::vector<uint32_t> initial_cpus;
+    std::optional<std::string> final; // after it: absent or "" means the cgroup's cpus
+    std::vector<uint32_t> final_cpus;
+};
+
 struct Process {
     bool terminal = false;
     std::optional<ConsoleSize> console_size;
@@ -64,6 +93,9 @@ struct Process {
     std::optional<int> oom_score_adj;
     std::string apparmor_profile;
     std::string selinux_label;
+    std::optional<Scheduler> scheduler;
+    std::optional<IoPriority> io_priority;
+    std::optional<ExecCpuAffinity> exec_cpu_affinity;
 };
 
 struct Root {

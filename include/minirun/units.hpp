@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace minirun::units {
 
@@ -17,5 +18,11 @@ Result<int64_t> parse_memory_size(std::string_view text);
 // Go durations like runc's --interval: "5s", "500ms", "1m30s", "2h"; a bare number is
 // seconds.
 Result<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+// CPU lists like cpuset's and taskset -c's: "0-3,7" (cpus 0, 1, 2, 3 and 7), sorted and
+// without duplicates. Empty text is an empty list; a malformed one says what is wrong.
+// process.execCPUAffinity's format; cpus above kMaxCpu are refused (Linux's NR_CPUS limit).
+inline constexpr uint32_t kMaxCpu = 8191;
+Result<std::vector<uint32_t>> parse_cpu_list(std::string_view text);
 
 } // namespace minirun::units

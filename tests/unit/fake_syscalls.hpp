@@ -160,6 +160,21 @@ public:
         return record(cat("close_range ", first, " ", last, " ", flags));
     }
     void set_signal_mask(const sigset_t& /*mask*/) override { calls.push_back("sigprocmask"); }
+    Status sched_setattr(const SchedAttr& attr) override {
+        return record(cat("sched_setattr ", attr.policy, " flags ", attr.flags, " nice ", attr.nice,
+                          " priority ", attr.priority, " dl ", attr.runtime, "/", attr.deadline,
+                          "/", attr.period));
+    }
+    Status ioprio_set(int value) override {
+        return record(cat("ioprio_set ", value >> 13, " ", value & 0x1fff));
+    }
+    Status sched_setaffinity(const std::vector<uint32_t>& cpus) override {
+        std::string line = "sched_setaffinity";
+        for (uint32_t cpu : cpus) {
+            line += cat(" ", cpu);
+        }
+        return record(cpus.empty() ? line + " all" : line);
+    }
     Status execve(int fd, const std::string& path, char* const argv[],
                   char* const /*envp*/[]) override {
         std::string line = fd >= 0 ? "execve (fd)" : "execve " + path;

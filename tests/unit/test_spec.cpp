@@ -899,7 +899,7 @@ TEST_CASE("malformed JSON gives a one-line parse error with line and column", "[
 TEST_CASE("unknown properties are ignored at every level", "[spec]") {
     std::string text = edited(full_config, {
                                                {"/x-vendor", R"({"anything": [1, 2]})"},
-                                               {"/process/ioPriority", R"({"class": 1})"},
+                                               {"/process/futureSetting", R"({"class": 1})"},
                                                {"/process/user/username", R"("bob")"},
                                                {"/root/unknown", "1"},
                                                {"/mounts/0/future", "[]"},

@@ -1,0 +1,54 @@
+// How the kernel schedules a container's processes: process.scheduler (sched_setattr(2)),
+// process.ioPriority (ioprio_set(2)) and process.execCPUAffinity (sched_setaffinity(2)).
+//
+// The init and every exec'd process set their own scheduler and I/O priority early in the
+// recipe, while still the host's root in the host's user namespace: the kernel checks
+// CAP_SYS_NICE (a real-time policy, a lower nice, the RT I/O class) there. The affinity is
+// for exec'd processes only (runtime-spec: not the init): `initial` is the runtime's own while
+// it starts the process, so the clone is born with it (InitialAffinity, exec.cpp); `final`
+// is the process's once it is in the container's cgroup.
+#pragma once
+
+#include "minirun/error.hpp"
+#include "minirun/spec.hpp"
+#include "syscalls.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace minirun::runtime::scheduling {
+
+// The attributes sched_setattr(2) gets for a process.scheduler, and its --explain text.
+SchedAttr sched_attr_of(const spec::Scheduler& scheduler);
+std::string describe(const spec::Scheduler& scheduler);
+
+// process.scheduler, for the calling process; nothing when absent.
+Status apply_scheduler(const std::optional<spec::Scheduler>& scheduler, Syscalls& sys);
+
+// process.ioPriority, for the calling process (its children inherit it); nothing when absent.
+Status apply_io_priority(const std::optional<spec::IoPriority>& priority, Syscalls& sys);
+
+// process.execCPUAffinity.final, once the process is in the container's cgroup. Absent or
+// "" with an `initial`: back to every cpu, which the kernel narrows to the cgroup's cpuset
+// (the spec: "the container's default CPU affinity"), so that `initial` does not stay.
+Status apply_final_affinity(const std::optional<spec::ExecCpuAffinity>& affinity, Syscalls& sys);
+
+// process.execCPUAffinity.initial for the runtime itself, from construction (apply()) until
+// destruction, when it gets its own cpus back: what it clones meanwhile inherits them.
+class InitialAffinity {
+public:
+    InitialAffinity() = default;
+    InitialAffinity(const InitialAffinity&) = delete;
+    InitialAffinity& operator=(const InitialAffinity&) = delete;
+    ~InitialAffinity();
+
+    Status apply(const std::optional<spec::ExecCpuAffinity>& affinity, Syscalls& sys);
+
+private:
+    Syscalls* sys_ = nullptr; // set: the runtime's own cpus are to be restored
+    std::vector<uint32_t> own_;
+};
+
+} // namespace minirun::runtime::scheduling
