@@ -29,7 +29,8 @@ TEST_CASE("cli: features is JSON whose spec version is --version's, 1.3.0", "[cl
     CHECK(json["ociVersionMax"] == "1.3.0");
     CHECK(json["linux"]["mountExtensions"]["idmap"]["enabled"] == true);
     // An engine that asks for `features` with the global options it always passes.
-    auto with_globals = run_minirun({"--root", "/run/mini-run", "--log-format", "json", "features"});
+    auto with_globals =
+        run_minirun({"--root", "/run/mini-run", "--log-format", "json", "features"});
     CHECK(with_globals.exit_code == 0);
     CHECK(with_globals.out == features.out);
 }
