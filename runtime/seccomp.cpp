@@ -208,26 +208,33 @@ bool arch_usable(const std::string& arch) {
 }
 
 bool flag_supported(std::string_view flag) {
-    unsigned int kernel_flag = 0;
-    if (flag == "SECCOMP_FILTER_FLAG_LOG") {
-        kernel_flag = SECCOMP_FILTER_FLAG_LOG;
-    } else if (flag == "SECCOMP_FILTER_FLAG_SPEC_ALLOW") {
-        kernel_flag = SECCOMP_FILTER_FLAG_SPEC_ALLOW;
-    } else if (flag == "SECCOMP_FILTER_FLAG_TSYNC") {
-        kernel_flag = SECCOMP_FILTER_FLAG_TSYNC;
-    } else if (flag == "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") {
 #if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 6)
-        // The kernel takes it only together with a listener.
-        kernel_flag = SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV | SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    constexpr bool kWaitKillableAsked = true;
 #else
-        return false; // apply_flag warns and ignores it
+    constexpr bool kWaitKillableAsked = false; // apply_flag warns and ignores it
 #endif
-    } else {
+    struct Known {
+        std::string_view name;
+        unsigned int kernel_flags;
+        bool asked; // this libseccomp can put it into a filter
+    };
+    const std::array<Known, 4> known = {{
+        {"SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG, true},
+        {"SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW, true},
+        {"SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC, true},
+        // The kernel takes it only together with a listener.
+        {"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
+         SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV | SECCOMP_FILTER_FLAG_NEW_LISTENER,
+         kWaitKillableAsked},
+    }};
+    auto entry = std::find_if(known.begin(), known.end(),
+                              [&](const Known& candidate) { return candidate.name == flag; });
+    if (entry == known.end() || !entry->asked) {
         return false;
     }
     // A null program: the kernel checks the flags first (EINVAL), then reads the program
     // (EFAULT), so nothing is ever loaded.
-    long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, kernel_flag, nullptr);
+    long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, entry->kernel_flags, nullptr);
     return rc < 0 && errno == EFAULT;
 }
 
