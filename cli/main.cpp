@@ -3,6 +3,7 @@
 #include "demo.hpp"
 #include "minirun/explain.hpp"
 #include "minirun/log.hpp"
+#include "minirun/rootless.hpp"
 #include "minirun/runtime.hpp"
 
 #include <algorithm>
@@ -61,11 +62,10 @@ int main_impl(int argc, char** argv) {
 
     GlobalOptions global;
     global.argv = argv;
-    if (const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-        xdg != nullptr && *xdg != '\0' && ::geteuid() != 0) {
-        global.root = std::string(xdg) + "/mini-run";
-    }
-    app.add_option("--root", global.root, "directory for container state")->capture_default_str();
+    CLI::Option* root_option =
+        app.add_option("--root", global.root,
+                       "directory for container state (rootless: $XDG_RUNTIME_DIR/mini-run)")
+            ->capture_default_str();
     app.add_option("--log", global.log_file, "append log messages to this file");
     app.add_option("--log-format", global.log_format, "log file format")
         ->check(CLI::IsMember({"text", "json"}))
@@ -166,6 +166,24 @@ int main_impl(int argc, char** argv) {
     log_options.min_level = global.debug ? log::Level::debug : log::Level::warning;
     if (auto configured = log::configure(log_options); !configured) {
         return fail(configured.error().message());
+    }
+
+    // --rootless true|false overrides what rootless.hpp detects, as runc's flag does.
+    if (global.rootless != "auto") {
+        rootless::override_detection(global.rootless == "true");
+    }
+    // A rootless caller's state lives in its own runtime directory (rootless.hpp), never in
+    // /run/mini-run; --root still wins. spec, features and demo keep no state.
+    if (root_option->count() == 0 && rootless::active() && named != "spec" && named != "features" &&
+        named != "demo" && !named.empty()) {
+        auto chosen = rootless::state_root();
+        if (!chosen) {
+            return fail(chosen.error().message());
+        }
+        if (!chosen->warning.empty()) {
+            log::warning(chosen->warning);
+        }
+        global.root = chosen->path;
     }
 
     for (auto& [subcommand, runner] : commands) {

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +81,14 @@ inline constexpr std::string_view kDefaultParent = "mini-run";
 // Errors name linux.cgroupsPath: ".." components, a systemd path not of three fields.
 Result<std::string> resolve_path(std::string_view cgroups_path, std::string_view id, bool systemd,
                                  std::string_view own_path);
+
+// A controller that linux.resources asks for, and the JSON path of the setting that does.
+struct RequestedController {
+    std::string path;       // "linux.resources.memory"
+    std::string controller; // "memory"
+};
+// What a container's limits need (cgroup_rootless.cpp); device rules are not limits here.
+std::vector<RequestedController> requested_controllers(const spec::Resources& resources);
 
 // runc's conversion of cpu shares (v1, 2..262144) to cpu.weight (v2, 1..10000).
 uint64_t shares_to_weight(uint64_t shares);
@@ -190,5 +199,12 @@ private:
     explicit Cgroup(std::map<std::string, std::string> paths) : paths_(std::move(paths)) {}
     std::map<std::string, std::string> paths_;
 };
+
+// A rootless container's cgroup (cgroup_rootless.cpp): the cgroup2 directory of
+// `relative_path` where a v2 subtree is delegated to the caller; else none (a warning),
+// or an error naming the first limit `resources` sets that cannot be applied then.
+Result<Cgroup> rootless_cgroup(const Host& host, const std::string& relative_path,
+                               const std::optional<spec::Resources>& resources,
+                               const std::string& fs_prefix = "");
 
 } // namespace minirun::runtime::cgroup

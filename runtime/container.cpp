@@ -73,8 +73,14 @@ Result<pid_t> clone_init(const Plan& plan, runtime::InitContext& context, Parent
 }
 
 // After a failed send, the init has usually died with an error frame waiting for us:
-// that message says what went wrong, the broken pipe does not.
+// that message says what went wrong, the broken pipe does not. An init that is alive and
+// waiting for us (the failure was ours) sends nothing: a short wait, never a hang.
 Error init_error_or(ParentEnd& sync, const Error& fallback) {
+    struct pollfd ready = {sync.fd(), POLLIN, 0};
+    constexpr int kWaitMs = 200;
+    if (::poll(&ready, 1, kWaitMs) <= 0) {
+        return fallback;
+    }
     auto event = sync.receive();
     if (event && !event->eof && event->message == ToParent::kError) {
         return event->error;
@@ -245,6 +251,10 @@ Status prepare_security(Run& r) {
     const Plan& plan = r.created.plan;
     MR_ASSIGN(r.security, runtime::security::prepare(*plan.spec.process, plan.spec.linux));
     return {};
+}
+
+Status check_id_maps(Run& r) {
+    return runtime::user::check_id_maps(r.created.plan);
 }
 
 Status open_bind_sources(Run& r) {
@@ -494,10 +504,14 @@ constexpr auto kParent = runtime::Taker::parent;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 27> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 28> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan", "config.json -> spec model -> plan: every decision, no effect",
      kParent, load_config},
+    {"check the id maps",
+     "without the host's root: a user namespace, and maps of the caller's own id or of its "
+     "/etc/subuid and /etc/subgid ranges (newuidmap, newgidmap)",
+     kParent, check_id_maps},
     {"check the terminal options", "--console-socket and process.terminal must agree", kParent,
      check_terminal},
     {"protect the runtime binary",
@@ -513,8 +527,10 @@ constexpr std::array<runtime::Step<Run>, 27> kCreateRecipe = {{
      "capabilities resolved, the seccomp filter compiled, LSM settings checked: errors now, "
      "not in the init",
      kParent, prepare_security},
-    {"open bind sources", "opened as the host's root, on the host's side", kParent,
-     open_bind_sources},
+    {"open bind sources",
+     "opened as the host's root, on the host's side; rootless, by the init in its own mount "
+     "namespace (open_tree needs CAP_SYS_ADMIN over the mount namespace)",
+     kParent, open_bind_sources},
     {"idmap bind sources",
      "mount_setattr(MOUNT_ATTR_IDMAP) needs CAP_SYS_ADMIN where the source's filesystem was "
      "mounted: the host's root, before the init is in its user namespace",

@@ -2,6 +2,7 @@
 
 #include "cgroup_devices.hpp"
 #include "minirun/log.hpp"
+#include "minirun/rootless.hpp"
 
 #include <unistd.h>
 
@@ -26,20 +27,13 @@ PendingCgroup::~PendingCgroup() {
     }
 }
 
-// The container's cgroups, made and limited (cgroup*.cpp). Without root there is no
-// cgroup tree we may write to (none is delegated to us), so a rootless container runs in
-// its caller's cgroups, as runc's does when it cannot create its own.
+// The container's cgroups, made and limited (cgroup*.cpp). Rootless, only a cgroup v2
+// subtree delegated to the caller can hold them (cgroup_rootless.cpp).
 Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options) {
     const spec::Linux& linux = plan.spec.linux;
     // An engine that manages the cgroups itself (podman --cgroups=disabled) keeps the
     // container where it put the caller, as crun does.
     if (options.no_cgroups) {
-        return cgroup::Cgroup();
-    }
-    if (::geteuid() != 0) {
-        if (linux.resources) {
-            log::warning("not running as root: linux.resources are not applied");
-        }
         return cgroup::Cgroup();
     }
     MR_ASSIGN(cgroup::Host host, cgroup::detect_host());
@@ -64,6 +58,9 @@ Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& option
     }
     MR_ASSIGN(std::string path, cgroup::resolve_path(linux.cgroups_path, options.id,
                                                      options.systemd_cgroup, own_path));
+    if (rootless::active()) {
+        return cgroup::rootless_cgroup(host, path, linux.resources);
+    }
     return cgroup::Cgroup::for_path(host, path);
 }
 
@@ -73,7 +70,12 @@ Status limit_cgroup(const Plan& plan, cgroup::Cgroup& cgroup) {
     }
     const spec::Linux& linux = plan.spec.linux;
     spec::Resources resources = linux.resources.value_or(spec::Resources{});
-    resources.devices = cgroup::effective_device_rules(linux);
+    // Rootless, the device allow-list cannot be attached (a BPF program needs the host's
+    // CAP_SYS_ADMIN), and is not needed: no device node can be made, only host nodes the
+    // caller may open anyway are bind-mounted (mount_devices.cpp).
+    if (!rootless::active()) {
+        resources.devices = cgroup::effective_device_rules(linux);
+    }
     MR_TRY_WRAP(cgroup.apply(resources), "linux.resources");
     return {};
 }

@@ -26,6 +26,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,6 +72,26 @@ Status open_init_namespaces(pid_t init, std::vector<runtime::NamespaceEntry>& jo
     return {};
 }
 
+// setns() into a PID namespace needs CAP_SYS_ADMIN over the user namespace that owns it.
+// Without the host's root (rootless) mini-run has that only inside the container's user
+// namespace, so it enters that one itself before the PID namespace, and the child, born
+// in it, does not join it again. Nothing is lost: without root there were no privileges
+// to keep, and the files mini-run still opens it opens as the same host uid. Non-dumpable
+// first: a process in there is root of that namespace, and could otherwise ptrace
+// mini-run (and reach its protected binary, CVE-2019-5736); the kernel judges a
+// non-dumpable process by the namespace it was exec'd in, the host's.
+Result<bool> enter_user_namespace_for_pid(std::vector<runtime::NamespaceEntry>& joins,
+                                          const UniqueFd& pid_ns) {
+    if (::geteuid() == 0 || !pid_ns || joins.empty() || joins.front().clone_flag != CLONE_NEWUSER) {
+        return false;
+    }
+    MR_TRY(check_syscall(::prctl(PR_SET_DUMPABLE, 0), "exec: set non-dumpable"));
+    MR_TRY(check_syscall(::setns(joins.front().fd, CLONE_NEWUSER),
+                         "exec: join the container's user namespace"));
+    joins.erase(joins.begin());
+    return true;
+}
+
 } // namespace
 
 Result<int> exec_in_container(const ExecOptions& options) {
@@ -97,6 +118,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
     std::string state_json;
     std::optional<spec::MemoryPolicy> memory_policy;
     std::optional<spec::IntelRdt> intel_rdt;
+    bool entered_user_namespace = false;
     {
         // Held only while the container is looked at, not while the process runs.
         MR_ASSIGN(runtime::Opened container, runtime::open_container(options.root, options.id));
@@ -124,6 +146,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
         intel_rdt = spec.linux.intel_rdt; // and its resctrl group
         state_json = state::oci_state_json(container.record, container.status);
         MR_TRY(open_init_namespaces(init, joins, join_fds, pid_ns));
+        MR_ASSIGN(entered_user_namespace, enter_user_namespace_for_pid(joins, pid_ns));
         if (inode_of(cat("/proc/", init, "/ns/mnt")) == inode_of("/proc/self/ns/mnt")) {
             root.reset(
                 ::open(cat("/proc/", init, "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -186,7 +209,9 @@ Result<int> exec_in_container(const ExecOptions& options) {
         }
         scoped.reset(pid);
         MR_TRY(runtime::intel_rdt::add_exec_process(intel_rdt, options.id, pid));
-        if (in_pid_namespace) {
+        if (in_pid_namespace && entered_user_namespace) {
+            in_pid_namespace->stay();
+        } else if (in_pid_namespace) {
             MR_TRY_WRAP(in_pid_namespace->leave(), "exec");
         }
     }

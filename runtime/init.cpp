@@ -86,7 +86,18 @@ Status set_death_signal(Setup& s) {
     return checked(s.sys.prctl(PR_SET_PDEATHSIG, SIGKILL), "set parent death signal");
 }
 
+// A caller without the host's root writes the maps into /proc/<pid>/ itself, or has
+// newuidmap do it, and a non-dumpable process's /proc/<pid>/ files belong to the host's
+// root: such an init stays dumpable until the maps exist. Until then only its own user may
+// ptrace it, who owns its user namespace and may do so anyway.
+bool maps_written_unprivileged(const Setup& s) {
+    return s.plan != nullptr && s.plan->creates(NamespaceType::user) && ::geteuid() != 0;
+}
+
 Status set_non_dumpable(Setup& s) {
+    if (maps_written_unprivileged(s)) {
+        return {};
+    }
     return checked(s.sys.prctl(PR_SET_DUMPABLE, 0), "set non-dumpable");
 }
 
@@ -143,6 +154,9 @@ Status wait_for_parent(Setup& s) {
 Status become_user_namespace_root(Setup& s) {
     if (!s.plan->creates(NamespaceType::user)) {
         return {};
+    }
+    if (maps_written_unprivileged(s)) {
+        MR_TRY(checked(s.sys.prctl(PR_SET_DUMPABLE, 0), "set non-dumpable"));
     }
     return user::become_namespace_root(s.sys);
 }
@@ -392,8 +406,10 @@ constexpr std::array<Step<Setup>, 45> kRecipe = {{
      "in a new user namespace our ids mean nothing until the parent has written the maps; the "
      "message also carries our host pid, for the hooks' state",
      kInit, wait_for_parent},
-    {"become root in the user namespace", "the maps exist now: uid and gid 0 inside", kInit,
-     become_user_namespace_root},
+    {"become root in the user namespace",
+     "the maps exist now: uid and gid 0 inside (rootless: non-dumpable only now, the "
+     "parent wrote our /proc/<pid>/uid_map)",
+     kInit, become_user_namespace_root},
     {"unshare namespaces",
      "the namespaces a joined user namespace must own, and a cgroup namespace rooted at the "
      "cgroups joined above",

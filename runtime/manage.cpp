@@ -5,6 +5,7 @@
 #include "intel_rdt.hpp"
 #include "lifecycle.hpp"
 #include "minirun/log.hpp"
+#include "minirun/rootless.hpp"
 #include "minirun/runtime.hpp"
 #include "mount.hpp"
 #include "mountinfo.hpp"
@@ -379,8 +380,8 @@ state::Record record_from_config(const state::StateDir& dir, const spec::Spec* s
     record.oci_version = spec->oci_version;
     record.annotations = spec->annotations;
     const std::string& path = spec->linux.cgroups_path;
-    if (::geteuid() != 0) {
-        return record; // created without cgroups of its own
+    if (rootless::active()) {
+        return record; // cgroups, if any, are in state.json: none to guess
     }
     if (!path.empty() && !path.starts_with('/')) {
         log::warning(cat("container ", quoted(dir.id()), ": linux.cgroupsPath ", quoted(path),

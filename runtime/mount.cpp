@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -60,9 +61,21 @@ bool has_mounts_inside(const Plan& plan, size_t index) {
 
 Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys) {
     std::vector<UniqueFd> sources(plan.mounts.size());
+    // open_tree(OPEN_TREE_CLONE) needs CAP_SYS_ADMIN over the caller's mount namespace. A
+    // caller without the host's root leaves the sources to the init, which has it over its
+    // own (mount_entry opens them there, as the caller's uid sees them: the same files).
+    const bool may_clone_mounts = ::geteuid() == 0;
     for (size_t i = 0; i < plan.mounts.size(); ++i) {
         const MountStep& step = plan.mounts[i];
         if (!step.options.bind || step.is_cgroup) {
+            continue;
+        }
+        if (!may_clone_mounts) {
+            if (step.idmap) {
+                return Error(EPERM, cat("mounts[", i, "] on ", step.destination,
+                                        ": an idmapped mount needs the host's root "
+                                        "(mount_setattr on the source's mount)"));
+            }
             continue;
         }
         auto fd = sys.open_tree_clone(step.source, step.options.recursive);

@@ -6,6 +6,7 @@
 // per hierarchy, the directory of the cgroup the container is in (cpu, memory, ...,
 // and "unified" for the cgroup2 part of a hybrid host).
 #include "fs.hpp"
+#include "minirun/rootless.hpp"
 #include "mount.hpp"
 #include "mountinfo.hpp"
 
@@ -84,6 +85,12 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
     MR_ASSIGN(std::string cgroup_text, fs::read_file("/proc/self/cgroup"));
     auto memberships = fs::parse_proc_cgroup(cgroup_text);
     unsigned long flags = step.options.flags & ~MS_REMOUNT;
+    // CVE-2023-25809 class: rootless, the cgroups bound here are the caller's own, and a
+    // delegated one is writable by the container's root, which is the caller: limits the
+    // container could lift. Always read-only then, whatever the config asks.
+    if (rootless::active()) {
+        flags |= MS_RDONLY;
+    }
 
     for (const auto& info : mounts) {
         if (info.fs_type == "cgroup2" && info.mount_point == kCgroupRoot) {

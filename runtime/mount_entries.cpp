@@ -212,6 +212,14 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
         return mount_cgroup(plan, root_fd, step, sys);
     }
     if (step.options.bind) {
+        if (!source) {
+            // Rootless: the parent could not clone it (open_bind_sources); the init can.
+            auto opened = sys.open_tree_clone(step.source, step.options.recursive);
+            if (!opened) {
+                return opened.error().wrap(cat("source ", quoted(step.source)));
+            }
+            source.reset(*opened);
+        }
         MR_TRY(mount_bind(root_fd, step, std::move(source), sys));
         MR_TRY(set_propagation(root_fd, step, bind_propagation(plan, step), sys));
     } else {
@@ -231,6 +239,8 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
             MR_ASSIGN(int host_sys, sys.open_tree_clone("/sys", true));
             MR_TRY(mount_bind(root_fd, bind, UniqueFd(host_sys), sys));
             MR_TRY(set_propagation(root_fd, bind, bind_propagation(plan, bind), sys));
+            // CVE-2023-25809: the submounts too (plan.cpp, plan_mount says why).
+            MR_TRY(make_recursively_readonly(root_fd, bind, sys));
         } else if (!mounted) {
             return mounted.error();
         }

@@ -2,6 +2,7 @@
 
 #include "cgroup_ns.hpp"
 #include "fs.hpp"
+#include "minirun/rootless.hpp"
 #include "namespaces.hpp"
 
 #include <algorithm>
@@ -47,6 +48,14 @@ Result<MountStep> plan_mount(const spec::Mount& mount, const std::string& bundle
         }
         // Bind sources are host paths; relative ones are relative to the bundle.
         step.source = mount.source.front() == '/' ? mount.source : bundle + "/" + mount.source;
+        // CVE-2023-25809: a read-only rbind of /sys (what a rootless container without a
+        // network namespace of its own gets) leaves its submounts as they were, and so
+        // /sys/fs/cgroup writable where a cgroup is delegated to the caller, whom the
+        // container's root is. Rootless, such a bind is read-only all the way down.
+        if (rootless::active() && step.options.recursive && (step.options.flags & MS_RDONLY) != 0 &&
+            (step.source == "/sys" || step.source.starts_with("/sys/"))) {
+            step.options.recursive_readonly = true;
+        }
         return step;
     }
     if (mount.type.empty()) {

@@ -16,7 +16,13 @@
 
 namespace minirun::runtime::user {
 
-// Parent side, right after clone(): gid_map, then uid_map.
+// Parent side, before anything is created: whether a caller without the host's root may
+// make this container's user namespace, and write its maps (own id only, or ranges of
+// /etc/subuid and /etc/subgid through newuidmap/newgidmap): errors name the mapping.
+Status check_id_maps(const Plan& plan);
+
+// Parent side, right after clone(): gid_map, then uid_map, each written directly or
+// through newgidmap/newuidmap (rootless.hpp, MapWriter).
 Status write_id_maps(pid_t init_pid, const Plan& plan);
 
 // Init side, once the maps exist: become the namespace's root.
