@@ -171,8 +171,11 @@ int run_demo(const std::string& name, bool step) {
     if (chosen.empty()) {
         return fail(cat("unknown demo ", quoted(name), " (mini-run demo lists them)"));
     }
-    if (::geteuid() != 0) {
-        return fail("the demos need root: they make namespaces, mounts and network devices");
+    // `demo user` also runs rootless (docs/rootless.md): an unprivileged user maps its own
+    // uid. The others make network devices, cgroups and mounts only root may.
+    if (::geteuid() != 0 && name != "user") {
+        return fail("the demos need root (they make network devices, cgroups and mounts), "
+                    "except `demo user`, which runs rootless as any user");
     }
     Signals signals;
     if (auto opened = signals.open(); !opened) {

@@ -13,6 +13,7 @@
 #include "intel_rdt.hpp"
 #include "lifecycle.hpp"
 #include "minirun/log.hpp"
+#include "minirun/rootless.hpp"
 #include "minirun/runtime.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
@@ -80,10 +81,15 @@ Status open_init_namespaces(pid_t init, std::vector<runtime::NamespaceEntry>& jo
 // first: a process in there is root of that namespace, and could otherwise ptrace
 // mini-run (and reach its protected binary, CVE-2019-5736); the kernel judges a
 // non-dumpable process by the namespace it was exec'd in, the host's.
+// Returns whether mini-run stays in the container's PID namespace: rootless, it may not
+// return to its own, which the host's user namespace owns (pid.hpp, stay()).
 Result<bool> enter_user_namespace_for_pid(std::vector<runtime::NamespaceEntry>& joins,
                                           const UniqueFd& pid_ns) {
-    if (::geteuid() == 0 || !pid_ns || joins.empty() || joins.front().clone_flag != CLONE_NEWUSER) {
+    if (!rootless::active() || !pid_ns) {
         return false;
+    }
+    if (joins.empty() || joins.front().clone_flag != CLONE_NEWUSER) {
+        return true; // the container's user namespace is ours (rootless podman's)
     }
     MR_TRY(check_syscall(::prctl(PR_SET_DUMPABLE, 0), "exec: set non-dumpable"));
     MR_TRY(check_syscall(::setns(joins.front().fd, CLONE_NEWUSER),
@@ -118,7 +124,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
     std::string state_json;
     std::optional<spec::MemoryPolicy> memory_policy;
     std::optional<spec::IntelRdt> intel_rdt;
-    bool entered_user_namespace = false;
+    bool stay_in_pid_namespace = false;
     {
         // Held only while the container is looked at, not while the process runs.
         MR_ASSIGN(runtime::Opened container, runtime::open_container(options.root, options.id));
@@ -146,7 +152,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
         intel_rdt = spec.linux.intel_rdt; // and its resctrl group
         state_json = state::oci_state_json(container.record, container.status);
         MR_TRY(open_init_namespaces(init, joins, join_fds, pid_ns));
-        MR_ASSIGN(entered_user_namespace, enter_user_namespace_for_pid(joins, pid_ns));
+        MR_ASSIGN(stay_in_pid_namespace, enter_user_namespace_for_pid(joins, pid_ns));
         if (inode_of(cat("/proc/", init, "/ns/mnt")) == inode_of("/proc/self/ns/mnt")) {
             root.reset(
                 ::open(cat("/proc/", init, "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -209,7 +215,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
         }
         scoped.reset(pid);
         MR_TRY(runtime::intel_rdt::add_exec_process(intel_rdt, options.id, pid));
-        if (in_pid_namespace && entered_user_namespace) {
+        if (in_pid_namespace && stay_in_pid_namespace) {
             in_pid_namespace->stay();
         } else if (in_pid_namespace) {
             MR_TRY_WRAP(in_pid_namespace->leave(), "exec");

@@ -368,7 +368,8 @@ constexpr std::array<Step<Setup>, 45> kRecipe = {{
      kBoth, set_death_signal},
     {"non-dumpable",
      "until exec this is a copy of mini-run: nothing in the container may read its memory or "
-     "open /proc/<pid>/exe to reach the runtime binary (CVE-2019-5736 class)",
+     "open /proc/<pid>/exe to reach the runtime binary (CVE-2019-5736 class); a rootless "
+     "init only once its maps are written (docs/rootless.md)",
      kBoth, set_non_dumpable},
     {"umask 0", "what we create (dirs, devices) gets exactly the mode we ask for", kInit,
      clear_umask},

@@ -2,6 +2,7 @@
 
 #include "fs.hpp"
 #include "minirun/explain.hpp"
+#include "minirun/rootless.hpp"
 #include "mount_options.hpp"
 
 #include <fcntl.h>
@@ -62,23 +63,26 @@ bool has_mounts_inside(const Plan& plan, size_t index) {
 Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys) {
     std::vector<UniqueFd> sources(plan.mounts.size());
     // open_tree(OPEN_TREE_CLONE) needs CAP_SYS_ADMIN over the caller's mount namespace. A
-    // caller without the host's root leaves the sources to the init, which has it over its
-    // own (mount_entry opens them there, as the caller's uid sees them: the same files).
-    const bool may_clone_mounts = ::geteuid() == 0;
+    // rootless caller may lack it (an unprivileged user; root of a user namespace that does
+    // not own its mount namespace) and then leaves the sources to the init, which has it
+    // over its own (mount_entry opens them there, as the caller's uid sees them).
+    bool may_clone_mounts = ::geteuid() == 0;
     for (size_t i = 0; i < plan.mounts.size(); ++i) {
         const MountStep& step = plan.mounts[i];
         if (!step.options.bind || step.is_cgroup) {
             continue;
         }
-        if (!may_clone_mounts) {
+        auto fd = may_clone_mounts ? sys.open_tree_clone(step.source, step.options.recursive)
+                                   : Result<int>(Error(EPERM, "open_tree"));
+        if (!fd && fd.error().errno_value() == EPERM && rootless::active()) {
             if (step.idmap) {
                 return Error(EPERM, cat("mounts[", i, "] on ", step.destination,
                                         ": an idmapped mount needs the host's root "
                                         "(mount_setattr on the source's mount)"));
             }
+            may_clone_mounts = false;
             continue;
         }
-        auto fd = sys.open_tree_clone(step.source, step.options.recursive);
         if (!fd) {
             return Error::from_errno(
                 fd.error().errno_value(),

@@ -2,6 +2,7 @@
 #include "fs.hpp"
 #include "minirun/explain.hpp"
 #include "mount.hpp"
+#include "mountinfo.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -156,8 +157,24 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
             return Error::from_errno("tmpcopyup: open the directory");
         }
     }
-    MR_TRY(sys.mount(step.source, fs::fd_path(target.get()), step.fs_type, step.options.flags,
-                     step.options.data));
+    auto mounted = sys.mount(step.source, fs::fd_path(target.get()), step.fs_type,
+                             step.options.flags, step.options.data);
+    // devpts refuses a gid= its user namespace does not map (EINVAL): a rootless container
+    // maps only its user's own gid, and runc's and our own default configs ask for gid=5
+    // (tty). Without the option the ptys get the creating process's gid, as crun and runc
+    // do in that case.
+    if (!mounted && mounted.error().errno_value() == EINVAL && step.fs_type == "devpts" &&
+        step.options.data.find("gid=") != std::string::npos) {
+        std::string data;
+        for (std::string_view option : fs::split(step.options.data, ',')) {
+            if (!option.starts_with("gid=")) {
+                data += cat(data.empty() ? "" : ",", option);
+            }
+        }
+        mounted = sys.mount(step.source, fs::fd_path(target.get()), step.fs_type,
+                            step.options.flags, data);
+    }
+    MR_TRY(mounted);
     if (covered) {
         MR_ASSIGN(UniqueFd mounted,
                   fs::open_in_root(root_fd, step.destination, O_RDONLY | O_DIRECTORY));
