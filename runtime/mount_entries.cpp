@@ -174,7 +174,9 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
         mounted = sys.mount(step.source, fs::fd_path(target.get()), step.fs_type,
                             step.options.flags, data);
     }
-    MR_TRY(mounted);
+    if (!mounted) {
+        return mounted.error();
+    }
     if (covered) {
         MR_ASSIGN(UniqueFd mounted,
                   fs::open_in_root(root_fd, step.destination, O_RDONLY | O_DIRECTORY));

@@ -98,6 +98,7 @@ Status run_helper(const MapKind& kind, pid_t init_pid,
     UniqueFd read_end(pipe_fds[0]);
     UniqueFd write_end(pipe_fds[1]);
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (std::string& arg : args) {
         argv.push_back(arg.data());
     }

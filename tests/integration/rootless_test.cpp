@@ -177,7 +177,8 @@ TEST_CASE("rootless: the host sees the user's uid; state in the user's runtime d
     CHECK(contains(ps.out, "sleep 600"));
 
     CHECK(user.minirun({"kill", bundle.id(), "KILL"}).exit_code == 0);
-    CHECK(wait_until([&] { return !exists(proc(pid)); }));
+    CHECK(wait_for_exit(pid));
+    reap_orphans();
     auto deleted = user.minirun({"delete", bundle.id()});
     INFO(deleted.describe());
     CHECK(deleted.exit_code == 0);
@@ -207,7 +208,8 @@ TEST_CASE("rootless: /etc/subuid ranges are mapped through newuidmap and newgidm
     CHECK(map == std::vector<std::string>{"0", std::to_string(user.uid()), "1", "1",
                                           std::to_string(kSubStart), std::to_string(kSubCount)});
     CHECK(user.minirun({"delete", "--force", bundle.id()}).exit_code == 0);
-    CHECK(wait_until([&] { return !exists(proc(pid)); }));
+    CHECK(wait_for_exit(pid));
+    reap_orphans();
 }
 
 TEST_CASE("rootless: /sys and the cgroups are read-only inside, all the way down", "[rootless]") {
