@@ -9,8 +9,10 @@
 // containment: a v1 cgroup's owner can change its own limits). So:
 //   - a writable delegated v2 subtree holds the container's path: the container gets its
 //     cgroup2 directory there, and the limits its controllers take;
-//   - otherwise the container stays in its caller's cgroups, with a warning when the
-//     config asks for nothing, and an error naming the first limit when it asks for one.
+//   - otherwise the container stays in its caller's cgroups when the config asks for
+//     nothing (runc says nothing then either: a debug line only, so that the container's
+//     own output is all a caller sees), and the create fails, as runc's does, when it asks
+//     for a limit (the first one is named) or names its cgroup (linux.cgroupsPath).
 #include "cgroup.hpp"
 #include "cgroup_files.hpp"
 #include "fs.hpp"
@@ -70,7 +72,7 @@ std::vector<RequestedController> requested_controllers(const spec::Resources& re
 
 Result<Cgroup> rootless_cgroup(const Host& host, const std::string& relative_path,
                                const std::optional<spec::Resources>& resources,
-                               const std::string& fs_prefix) {
+                               const std::string& fs_prefix, bool explicit_path) {
     std::vector<RequestedController> wanted =
         resources ? requested_controllers(*resources) : std::vector<RequestedController>{};
     const Hierarchy* v2 = nullptr;
@@ -106,12 +108,22 @@ Result<Cgroup> rootless_cgroup(const Host& host, const std::string& relative_pat
         why = cat("no cgroup v2 subtree is delegated to uid ", ::geteuid(), " (", existing,
                   " is not writable)");
     }
+    // The words after the first colon are runc's (its tests look for them).
     if (!wanted.empty()) {
         return Error(EPERM, cat(wanted.front().path, ": cannot be applied: running rootless, and ",
-                                why, "; remove the limits or delegate a cgroup"));
+                                why, ": cannot set ", wanted.front().controller,
+                                " limit: container could not join or create cgroup; remove the "
+                                "limits or delegate a cgroup"));
     }
-    log::warning(cat("running rootless, and ", why,
-                     ": the container stays in its caller's cgroups, without limits"));
+    if (explicit_path) {
+        return Error(EACCES,
+                     cat("linux.cgroupsPath ", quoted(relative_path),
+                         ": unable to apply cgroup configuration: running rootless, and ", why,
+                         ": permission denied; remove linux.cgroupsPath or "
+                         "delegate a cgroup"));
+    }
+    log::debug(cat("running rootless, and ", why,
+                   ": the container stays in its caller's cgroups, without limits"));
     return Cgroup();
 }
 

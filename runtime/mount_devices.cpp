@@ -124,6 +124,13 @@ Status create_devices(const Plan& plan, int root_fd, Syscalls& sys) {
                           devices.size(), " devices, and the /dev/fd, stdin, ... links"));
     }
     for (const spec::Device& device : devices) {
+        // /dev/ptmx is always the link into the container's devpts (add_links), as runc
+        // makes it whatever linux.devices lists: a node made for it would only be replaced,
+        // and a host node bound there (in a user namespace) could not be, being a mount
+        // point, and would open the host's devpts instance, not the container's.
+        if (fs::clean_path(device.path) == "/dev/ptmx") {
+            continue;
+        }
         auto created = in_user_namespace ? bind_host_node(root_fd, device, sys)
                                          : make_node(root_fd, device, sys);
         if (!created) {

@@ -6,6 +6,8 @@
 #   --dir DIR          scratch directory (default /var/tmp/mini-run-runc-suite), outside the repo
 #   --timeout SECONDS  per-test timeout (default 120); each file also gets a ceiling
 #   --no-check         report only; do not compare with the expected failures
+#   --rootless         run the suite as an unprivileged user, as runc's CI does (see below)
+#   --rootless-features F  ROOTLESS_FEATURES for --rootless (default "idmap"; "" = none)
 #
 # On a fresh Debian 12 machine, as root, it
 #   1. gets runc's source (`apt-get source runc`, 1.1.5 on bookworm) and its build
@@ -22,6 +24,15 @@
 #   5. prints a per-file table and the totals, and fails when a test fails that is not in
 #      tests/runc-suite/expected-failures (one line each, with the reason).
 # Logs: DIR/results/<runtime>/<file>.tap.
+#
+# --rootless: runc's tests/rootless.sh, for this machine. It creates an unprivileged user of
+# its own (useradd -m, /etc/subuid and /etc/subgid ranges, /run/user/UID), gives it a copy
+# of each runtime, runs every test as that user (setpriv, XDG_RUNTIME_DIR set) with
+# ROOTLESS_FEATURES=idmap (newuidmap/newgidmap and the ranges; runc's "cgroup" feature needs
+# cgroups the user may write, and this machine has cgroup v1 only, with no systemd to
+# delegate a cgroup v2 subtree, so it is left out), compares with
+# tests/runc-suite/expected-failures-rootless, and removes the user and its files at the
+# end. Logs: DIR/results/rootless-<runtime>/<file>.tap.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -32,6 +43,8 @@ COMPARE=""
 DIR=/var/tmp/mini-run-runc-suite
 TEST_TIMEOUT=120
 CHECK=1
+ROOTLESS=0
+RL_FEATURES=idmap
 FILES=()
 while (($#)); do
     case $1 in
@@ -40,18 +53,30 @@ while (($#)); do
     --dir) DIR=$2; shift 2 ;;
     --timeout) TEST_TIMEOUT=$2; shift 2 ;;
     --no-check) CHECK=0; shift ;;
+    --rootless) ROOTLESS=1; shift ;;
+    --rootless-features) ROOTLESS=1; RL_FEATURES=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "runc-suite: unknown option $1" >&2; exit 2 ;;
     *) FILES+=("${1%.bats}.bats"); shift ;;
     esac
 done
 EXPECTED=$REPO/tests/runc-suite/expected-failures
+((ROOTLESS == 0)) || EXPECTED=$REPO/tests/runc-suite/expected-failures-rootless
 
 if ((EUID != 0)); then
     echo "runc-suite: not root: skipped (runc's suite runs containers as root)"
     exit 0
 fi
 
+label_of() {
+    if ((ROOTLESS == 0)); then
+        basename "$1"
+    elif [[ "$RL_FEATURES" == idmap ]]; then
+        echo "rootless-$(basename "$1")"
+    else
+        echo "rootless-${RL_FEATURES:-none}-$(basename "$1")"
+    fi
+}
 resolve_runtime() {
     local r=$1
     if [[ "$r" == */* ]]; then
@@ -259,6 +284,77 @@ exec "$@"
 EOF_ENTER
 chmod 0755 "$ENTER"
 
+# --rootless: the unprivileged user, as in runc's tests/rootless.sh (enable_idmap). Its
+# name is this script's own; a user of that name left by an interrupted run is removed first.
+RL_USER=minirun-rlsuite
+RL_DIR=$DIR/rootless
+RL_UID=""
+AS_USER=()
+remove_rootless_user() {
+    if id -u "$RL_USER" >/dev/null 2>&1; then
+        local uid
+        uid=$(id -u "$RL_USER")
+        userdel -r "$RL_USER" >/dev/null 2>&1 || userdel -f -r "$RL_USER" >/dev/null 2>&1 || true
+        rm -rf "/run/user/$uid"
+    fi
+    local f
+    for f in /etc/subuid /etc/subgid; do
+        [[ -f "$f" ]] && grep -q "^$RL_USER:" "$f" && sed -i "/^$RL_USER:/d" "$f"
+    done
+    rm -rf "$RL_DIR"
+}
+# A range above every range in /etc/subuid and /etc/subgid: no other user's ids.
+free_subid_start() {
+    cat /etc/subuid /etc/subgid 2>/dev/null |
+        awk -F: 'NF >= 3 && $3 > 0 { e = $2 + $3; if (e > m) m = e } END { m = (m < 100000 ? 100000 : m); print int((m + 65535) / 65536) * 65536 }'
+}
+# rootless_runtime PATH: a copy of the runtime the user may execute; prints its path.
+rootless_runtime() {
+    local dest
+    dest=$RL_DIR/bin/$(label_of "$1")-$(printf '%s' "$1" | sha256sum | cut -c1-8)
+    mkdir -p "$dest"
+    chmod 0755 "$RL_DIR" "$RL_DIR/bin" "$dest"
+    install -m 0755 "$1" "$dest/$(basename "$1")"
+    echo "$dest/$(basename "$1")"
+}
+setup_rootless_user() {
+    remove_rootless_user
+    trap remove_rootless_user EXIT
+    useradd -m -s /bin/bash "$RL_USER"
+    RL_UID=$(id -u "$RL_USER")
+    local gid start
+    gid=$(id -g "$RL_USER")
+    start=$(free_subid_start)
+    RL_UIDMAP_START=$start RL_GIDMAP_START=$((start + 65536))
+    echo "$RL_USER:$RL_UIDMAP_START:65536" >>/etc/subuid
+    echo "$RL_USER:$RL_GIDMAP_START:65536" >>/etc/subgid
+    install -d -m 0700 -o "$RL_UID" -g "$gid" "/run/user/$RL_UID"
+    mkdir -p "$RL_DIR"
+    chmod 0755 "$RL_DIR"
+    # bats' temporary directories (TMPDIR): files the containers' mapped users leave there
+    # go with it at the end. 0755: the tests' other users cross it (userns.bats).
+    install -d -m 0755 -o "$RL_UID" -g "$gid" "$RL_DIR/tmp"
+    # cwd.bats: a directory the user cannot enter, owned by the container's uid AUX_UID
+    # (1000 is runc_rootless_idmap's containerID for the uid range).
+    RL_AUX_UID=1024
+    RL_AUX_DIR=$RL_DIR/aux
+    install -d -m 0700 -o "$((RL_UIDMAP_START - 1000 + RL_AUX_UID))" "$RL_AUX_DIR"
+    AS_USER=(setpriv --reuid="$RL_UID" --regid="$gid" --init-groups
+        env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
+        HOME="$(getent passwd "$RL_USER" | cut -d: -f6)" USER="$RL_USER" LOGNAME="$RL_USER"
+        TERM="${TERM:-xterm}" TMPDIR="$RL_DIR/tmp" XDG_RUNTIME_DIR="/run/user/$RL_UID"
+        ROOTLESS_FEATURES="$RL_FEATURES"
+        ROOTLESS_UIDMAP_START="$RL_UIDMAP_START" ROOTLESS_UIDMAP_LENGTH=65536
+        ROOTLESS_GIDMAP_START="$RL_GIDMAP_START" ROOTLESS_GIDMAP_LENGTH=65536
+        AUX_UID="$RL_AUX_UID" AUX_DIR="$RL_AUX_DIR")
+    echo "runc-suite: rootless: user $RL_USER (uid $RL_UID), subuid $RL_UIDMAP_START, subgid $RL_GIDMAP_START, ROOTLESS_FEATURES=\"$RL_FEATURES\""
+}
+if ((ROOTLESS)); then
+    setup_rootless_user
+    RUNTIME=$(rootless_runtime "$RUNTIME")
+    [[ -z "$COMPARE" ]] || COMPARE=$(rootless_runtime "$COMPARE")
+fi
+
 cd "$SRC/tests/integration"
 if ((${#FILES[@]} == 0)); then
     mapfile -t FILES < <(ls -- *.bats)
@@ -278,8 +374,10 @@ run_one() {
     re="^$(sed 's/[][\.*^$(){}+?|/]/\\&/g' <<<"$name")\$"
     before=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort)
     status=0
+    local as_user=()
+    ((ROOTLESS == 0)) || as_user=("${AS_USER[@]}" RUNC="$runtime")
     out=$(RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER timeout -k 5 "$TEST_TIMEOUT" \
-        unshare --pid --fork --kill-child --mount --mount-proc "$ENTER" \
+        unshare --pid --fork --kill-child --mount --mount-proc "$ENTER" "${as_user[@]}" \
         script -qefc "bats --tap --filter $(printf '%q' "$re") $file" /dev/null </dev/null 2>&1 |
         tr -d '\r') || status=$?
     comm -13 <(echo "$before") <(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort) |
@@ -344,7 +442,6 @@ totals() {
     echo "pass $p fail $f skip $s"
 }
 
-label_of() { basename "$1"; }
 
 echo "runc-suite: $RUNTIME (per-test timeout ${TEST_TIMEOUT}s)"
 run_suite "$RUNTIME" "$(label_of "$RUNTIME")"

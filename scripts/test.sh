@@ -10,7 +10,9 @@
 #       installs them; docker compares mini-run with runc),
 #   4c. runs runc's own integration suite against build/mini-run (scripts/runc-suite.sh: runc
 #       1.1.5's tests from Debian's source package; fails on a test not listed in
-#       tests/runc-suite/expected-failures),
+#       tests/runc-suite/expected-failures), then again rootless, as runc's CI also runs it
+#       (--rootless: an unprivileged user of its own, ROOTLESS_FEATURES=idmap; against
+#       tests/runc-suite/expected-failures-rootless),
 #   5. builds and runs the unit tests with AddressSanitizer and UBSan in build-asan/,
 #   6. checks the formatting of every C++ file (clang-format),
 #   7. runs clang-tidy over src/ runtime/ cli/ when the repo has a .clang-tidy (started
@@ -131,6 +133,7 @@ step "unit and integration tests (ctest)" \
     ctest --test-dir build --output-on-failure --timeout 1200
 step "engines (podman, containerd, docker)" scripts/engines-test.sh build/mini-run
 step "runc's integration suite" scripts/runc-suite.sh --runtime build/mini-run
+step "runc's integration suite, rootless" scripts/runc-suite.sh --rootless --runtime build/mini-run
 step "configure build-asan/ (ASan, UBSan)" \
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMINIRUN_SANITIZE=ON -DMINIRUN_TESTS=ON \
     -DMINIRUN_WERROR=ON

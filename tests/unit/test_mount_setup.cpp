@@ -137,6 +137,33 @@ TEST_CASE("rootfs: default devices and /dev links", "[mount]") {
     CHECK(stdfs::read_symlink(f.rootfs + "/dev/stderr") == "/proc/self/fd/2");
 }
 
+TEST_CASE("rootfs: a /dev/ptmx in linux.devices stays the link to the devpts instance", "[mount]") {
+    // runc's dev.bats "redundant default /dev/ptmx": in a user namespace a host node would
+    // be bound there, a mount point the link could not replace.
+    json config = config_with_mounts(default_mounts());
+    config["linux"]["devices"] = {
+        {{"path", "/dev/ptmx"}, {"type", "c"}, {"major", 5}, {"minor", 2}}};
+    for (bool in_user_namespace : {false, true}) {
+        if (in_user_namespace) {
+            config["linux"]["namespaces"].push_back({{"type", "user"}});
+            config["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", 1000}, {"size", 1}}};
+            config["linux"]["gidMappings"] = {{{"containerID", 0}, {"hostID", 1000}, {"size", 1}}};
+        }
+        Fixture g;
+        Plan plan = g.plan(config);
+        REQUIRE(prepare(plan, g.sys).ok());
+        for (const std::string& call : g.sys.calls) {
+            if (call.find("/dev/ptmx") != std::string::npos) {
+                CHECK(call.starts_with("symlink")); // only the link, no node, no chown
+            }
+        }
+        for (const MountCall& mount : g.sys.mounts) {
+            CHECK(mount.target.find("/dev/ptmx") == std::string::npos);
+        }
+        CHECK(stdfs::read_symlink(g.rootfs + "/dev/ptmx") == "pts/ptmx");
+    }
+}
+
 TEST_CASE("rootfs: an existing node that is not the device is an error", "[mount]") {
     Fixture f;
     stdfs::create_directories(f.rootfs + "/dev");
