@@ -142,8 +142,9 @@ TEST_CASE("rootless: spec --rootless runs as an unprivileged user, root only ins
     INFO(result.describe());
     REQUIRE(result.exit_code == 0);
     CHECK(result.out == "0\n0\nmini-run\npid 1\n");
-    // no delegated cgroup on this machine, and the config asks for no limits: a warning
-    CHECK(contains(result.err, "running rootless, and no cgroup v2 subtree is delegated"));
+    // no delegated cgroup on this machine, and the config asks for none: not a word, as
+    // runc (its tests read the container's output, stderr included)
+    CHECK(result.err.empty());
     CHECK_FALSE(exists(user.state_root() + "/" + bundle.id()));
     CHECK_FALSE(exists("/run/mini-run/" + bundle.id()));
 }

@@ -1,18 +1,11 @@
-// Rootless: detection, the state root, /etc/subuid ranges, and which limits need which
-// cgroup controller (include/minirun/rootless.hpp, runtime/cgroup_rootless.cpp).
-#include "capture_stderr.hpp"
-#include "cgroup.hpp"
+// Rootless: detection, the state root and /etc/subuid ranges (include/minirun/rootless.hpp);
+// its cgroups are in test_cgroup_rootless.cpp.
 #include "minirun/rootless.hpp"
-#include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
-
 using namespace minirun;
 using namespace minirun::rootless;
-namespace stdfs = std::filesystem;
 
 TEST_CASE("uid_map_is_whole: only the initial user namespace's map", "[rootless]") {
     CHECK(uid_map_is_whole("         0          0 4294967295\n"));
@@ -128,85 +121,4 @@ TEST_CASE("check_subid_mappings: own id and subuid ranges pass, others are named
     CHECK(no_range.error().message() ==
           "linux.uidMappings[1]: host ids 100000-100009 are not yours: /etc/subuid gives "
           "\"alice\" (id 1001) no range; only 1001 itself can be mapped");
-}
-
-TEST_CASE("requested_controllers: each limit with its JSON path and controller", "[rootless]") {
-    using runtime::cgroup::requested_controllers;
-    spec::Resources none;
-    none.devices.push_back({}); // device rules are not limits
-    CHECK(requested_controllers(none).empty());
-
-    spec::Resources all;
-    all.memory = spec::MemoryResources{};
-    all.memory->limit = 1 << 20;
-    all.cpu = spec::CpuResources{};
-    all.cpu->cpus = "0";
-    all.pids = spec::PidsResources{100};
-    all.hugepage_limits.push_back({"2MB", 1 << 21});
-    all.unified["io.max"] = "8:0 rbps=1";
-    auto wanted = requested_controllers(all);
-    std::vector<std::pair<std::string, std::string>> got;
-    for (const auto& request : wanted) {
-        got.emplace_back(request.path, request.controller);
-    }
-    CHECK(got == std::vector<std::pair<std::string, std::string>>{
-                     {"linux.resources.memory", "memory"},
-                     {"linux.resources.cpu.cpus", "cpuset"},
-                     {"linux.resources.pids", "pids"},
-                     {"linux.resources.hugepageLimits", "hugetlb"},
-                     {"linux.resources.unified[\"io.max\"]", "io"}});
-}
-
-TEST_CASE("rootless_cgroup: a delegated cgroup2 directory takes the limits it has "
-          "controllers for",
-          "[rootless]") {
-    using namespace runtime::cgroup;
-    minirun::testing::TempDir fake;
-    const std::string delegated = fake.path() + "/sys/fs/cgroup/unified/user";
-    stdfs::create_directories(delegated);
-    std::ofstream(delegated + "/cgroup.procs") << "";
-    std::ofstream(delegated + "/cgroup.controllers") << "hugetlb pids\n";
-
-    Host host;
-    host.layout = Layout::hybrid;
-    host.hierarchies.push_back({false, "/sys/fs/cgroup/memory", "/", {"memory"}, "memory"});
-    host.hierarchies.push_back({true, "/sys/fs/cgroup/unified", "/", {"hugetlb"}, "unified"});
-
-    spec::Resources pids;
-    pids.pids = spec::PidsResources{10};
-    auto cgroup = rootless_cgroup(host, "/user/ctr", pids, fake.path());
-    REQUIRE(cgroup);
-    // only the cgroup2 directory: the v1 memory hierarchy is never delegated
-    CHECK(cgroup->paths() == std::map<std::string, std::string>{{"unified", delegated + "/ctr"}});
-
-    spec::Resources memory;
-    memory.memory = spec::MemoryResources{};
-    memory.memory->limit = 1 << 20;
-    auto refused = rootless_cgroup(host, "/user/ctr", memory, fake.path());
-    REQUIRE_FALSE(refused);
-    CHECK(refused.error().message() ==
-          cat("linux.resources.memory: cannot be applied: the delegated cgroup ", delegated,
-              " has no memory controller"));
-}
-
-TEST_CASE("rootless_cgroup: without a cgroup v2 tree, no cgroup, or an error for a limit",
-          "[rootless]") {
-    using namespace runtime::cgroup;
-    Host host;
-    host.hierarchies.push_back({false, "/sys/fs/cgroup/memory", "/", {"memory"}, "memory"});
-    Result<Cgroup> cgroup = Cgroup();
-    std::string warned = minirun::testing::capture_stderr(
-        [&] { cgroup = rootless_cgroup(host, "/mini-run/x", std::nullopt); });
-    REQUIRE(cgroup);
-    CHECK(cgroup->empty());
-    CHECK_THAT(warned, Catch::Contains("running rootless, and this host has no cgroup v2 tree: "
-                                       "the container stays in its caller's cgroups, without "
-                                       "limits"));
-    spec::Resources pids;
-    pids.pids = spec::PidsResources{10};
-    auto refused = rootless_cgroup(host, "/mini-run/x", pids);
-    REQUIRE_FALSE(refused);
-    CHECK(refused.error().message() ==
-          "linux.resources.pids: cannot be applied: running rootless, and this host has no "
-          "cgroup v2 tree; remove the limits or delegate a cgroup");
 }
