@@ -13,6 +13,7 @@
 #include "intel_rdt.hpp"
 #include "lifecycle.hpp"
 #include "minirun/log.hpp"
+#include "minirun/rootless.hpp"
 #include "minirun/runtime.hpp"
 #include "namespaces.hpp"
 #include "pid.hpp"
@@ -209,7 +210,10 @@ Result<int> exec_in_container(const ExecOptions& options) {
         }
         scoped.reset(pid);
         MR_TRY(runtime::intel_rdt::add_exec_process(intel_rdt, options.id, pid));
-        if (in_pid_namespace && entered_user_namespace) {
+        // Rootless, the way back may be closed: rootless podman runs us as root of its user
+        // namespace, but in the host's pid namespace, which that root has no CAP_SYS_ADMIN
+        // over (setns says EPERM). No child is made after this one, so staying is harmless.
+        if (in_pid_namespace && (entered_user_namespace || rootless::active())) {
             in_pid_namespace->stay();
         } else if (in_pid_namespace) {
             MR_TRY_WRAP(in_pid_namespace->leave(), "exec");
