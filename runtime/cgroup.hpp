@@ -201,10 +201,11 @@ private:
 };
 
 // A rootless container's cgroup (cgroup_rootless.cpp): the cgroup2 directory of
-// `relative_path` where a v2 subtree is delegated to the caller; else none (a warning),
-// or an error naming the first limit `resources` sets that cannot be applied then.
+// `relative_path` where a v2 subtree is delegated to the caller; else none (a warning
+// when `path_asked`, the config's linux.cgroupsPath was set; else only a debug line), or an
+// error naming the first limit `resources` sets that cannot be applied then.
 Result<Cgroup> rootless_cgroup(const Host& host, const std::string& relative_path,
                                const std::optional<spec::Resources>& resources,
-                               const std::string& fs_prefix = "");
+                               const std::string& fs_prefix = "", bool path_asked = true);
 
 } // namespace minirun::runtime::cgroup

@@ -10,7 +10,10 @@
 //   - a writable delegated v2 subtree holds the container's path: the container gets its
 //     cgroup2 directory there, and the limits its controllers take;
 //   - otherwise the container stays in its caller's cgroups, with a warning when the
-//     config asks for nothing, and an error naming the first limit when it asks for one.
+//     config asks for no limit but names a cgroupsPath, and an error naming the first
+//     limit when it asks for one. A config that asks for neither (rootless podman on a
+//     cgroup v1 host, like crun's) gets no warning: during create the runtime's stderr is
+//     the container's, and the line would end up in its output and `podman logs`.
 #include "cgroup.hpp"
 #include "cgroup_files.hpp"
 #include "fs.hpp"
@@ -70,7 +73,7 @@ std::vector<RequestedController> requested_controllers(const spec::Resources& re
 
 Result<Cgroup> rootless_cgroup(const Host& host, const std::string& relative_path,
                                const std::optional<spec::Resources>& resources,
-                               const std::string& fs_prefix) {
+                               const std::string& fs_prefix, bool path_asked) {
     std::vector<RequestedController> wanted =
         resources ? requested_controllers(*resources) : std::vector<RequestedController>{};
     const Hierarchy* v2 = nullptr;
@@ -110,8 +113,13 @@ Result<Cgroup> rootless_cgroup(const Host& host, const std::string& relative_pat
         return Error(EPERM, cat(wanted.front().path, ": cannot be applied: running rootless, and ",
                                 why, "; remove the limits or delegate a cgroup"));
     }
-    log::warning(cat("running rootless, and ", why,
-                     ": the container stays in its caller's cgroups, without limits"));
+    std::string stays = cat("running rootless, and ", why,
+                            ": the container stays in its caller's cgroups, without limits");
+    if (path_asked) {
+        log::warning(stays);
+    } else {
+        log::debug(stays);
+    }
     return Cgroup();
 }
 

@@ -59,7 +59,8 @@ Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& option
     MR_ASSIGN(std::string path, cgroup::resolve_path(linux.cgroups_path, options.id,
                                                      options.systemd_cgroup, own_path));
     if (rootless::active()) {
-        return cgroup::rootless_cgroup(host, path, linux.resources);
+        return cgroup::rootless_cgroup(host, path, linux.resources, "",
+                                       !linux.cgroups_path.empty());
     }
     return cgroup::Cgroup::for_path(host, path);
 }
