@@ -3,10 +3,14 @@
 // runtime-spec's default devices are null, zero, full, random, urandom and tty, plus
 // /dev/ptmx pointing at the container's own devpts instance and the /dev/fd, stdin, stdout
 // and stderr links into /proc/self/fd. Outside a user namespace they are made with
-// mknod(2). Inside one mknod is refused (a user namespace must not create access to
-// devices), so the host's nodes are bind-mounted onto empty files instead.
+// mknod(2). Inside a user namespace mknod is refused (a user namespace must not create
+// access to devices), so the host's nodes are bind-mounted onto empty files instead. That
+// holds both for a container with its own user namespace and for a rootless caller, which
+// is already in one when it starts (rootless podman runs its runtime as root of a user
+// namespace of its own, and the container may have none of its own).
 #include "fs.hpp"
 #include "minirun/explain.hpp"
+#include "minirun/rootless.hpp"
 #include "mount.hpp"
 
 #include <fcntl.h>
@@ -118,7 +122,7 @@ Status create_devices(const Plan& plan, int root_fd, Syscalls& sys) {
         char_device("/dev/urandom", 1, 9), char_device("/dev/tty", 5, 0),
     };
     devices.insert(devices.end(), plan.spec.linux.devices.begin(), plan.spec.linux.devices.end());
-    bool in_user_namespace = plan.has_own(spec::NamespaceType::user);
+    bool in_user_namespace = plan.has_own(spec::NamespaceType::user) || rootless::active();
     if (explain::enabled()) {
         explain::step(cat(in_user_namespace ? "mount(host node, MS_BIND)" : "mknodat", " for ",
                           devices.size(), " devices, and the /dev/fd, stdin, ... links"));

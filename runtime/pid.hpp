@@ -40,8 +40,9 @@ public:
     // Returns to the runtime's own PID namespace for future children. Done once: later
     // calls, and the destructor, do nothing (also after a failure, which is reported here).
     [[nodiscard]] Status leave();
-    // Stays for good: a rootless exec entered the container's user namespace for this one,
-    // and may not return to a PID namespace owned by the host's (exec.cpp). It makes no
+    // Stays for good: a rootless exec (one that entered the container's user namespace for
+    // this one, or runs as root of a user namespace, as under rootless podman) may not
+    // return to a PID namespace owned by the host's user namespace (exec.cpp). It makes no
     // children afterwards.
     void stay() { own_.reset(); }
 

@@ -7,6 +7,9 @@
 # crun: a scenario that fails with both is an engine or machine problem, not a mini-run one.
 # Only mini-run's result decides that part's status. ENGINES_CONTROL=0 skips the control.
 #
+# Then scripts/engines-rootless-test.sh: rootless podman, as a user the script creates and
+# removes, runs mini-run (and crun as the control). ENGINES_ROOTLESS=0 skips it.
+#
 # Then tests/engines/docker.sh: one dockerd of the test's own runs every scenario with
 # mini-run and with runc and passes only when mini-run's results match runc's (runc is the
 # control there, in the same run). ENGINES_DOCKER=0 skips it.
@@ -42,6 +45,23 @@ if [[ "${ENGINES_CONTROL:-1}" != 0 ]]; then
          exec tests/engines/run.sh --runtime "$1"' \
         control "$(command -v crun)" </dev/null ||
         echo "engines-test: the control had failures too: compare before blaming mini-run"
+fi
+
+# Rootless podman: a user of the test's own runs podman with mini-run (then crun as the
+# control, in the same kind of mount namespace as above). ENGINES_ROOTLESS=0 skips it.
+if [[ "${ENGINES_ROOTLESS:-1}" != 0 ]]; then
+    echo
+    echo "engines-test: rootless podman, mini-run"
+    scripts/engines-rootless-test.sh "$MINI_RUN" </dev/null || status=1
+    if [[ "${ENGINES_CONTROL:-1}" != 0 ]]; then
+        echo
+        echo "engines-test: rootless podman, control run with crun (informational)"
+        unshare --mount --propagation private sh -c \
+            'mount -t tmpfs -o size=1m engines-control /sys/fs/cgroup/unified 2>/dev/null
+             exec scripts/engines-rootless-test.sh "$1"' \
+            control "$(command -v crun)" </dev/null ||
+            echo "engines-test: the rootless control had failures too: compare before blaming mini-run"
+    fi
 fi
 
 if [[ "${ENGINES_DOCKER:-1}" != 0 ]]; then

@@ -6,8 +6,10 @@
 #
 # Idempotent and quiet: when everything is installed already it only asks dpkg and exits.
 # Otherwise it runs `apt-get update` once and installs what is missing, without the
-# recommended packages (no fuse-overlayfs, slirp4netns or buildah: the tests use native
-# overlay and --network none). Installing needs root; when not root it uses sudo.
+# recommended packages (no fuse-overlayfs or buildah: the tests use native overlay), but
+# with uidmap (newuidmap and newgidmap) and slirp4netns, which rootless podman needs for its
+# user namespace and its default network (scripts/engines-rootless-test.sh). Installing
+# needs root; when not root it uses sudo.
 #
 # docker.io's postinst would start a system-wide dockerd (which sets up docker0 and iptables
 # rules) where there is no policy-rc.d to say no: one that refuses every start is put in
@@ -16,7 +18,7 @@
 set -euo pipefail
 
 PACKAGES=(
-    podman conmon crun runc golang-github-containers-common uidmap
+    podman conmon crun runc golang-github-containers-common uidmap slirp4netns
     # podman asks the runtime about checkpoints (`checkpoint --help`) only once it has found
     # a CRIU it accepts; without one it never asks (tests/engines/run.sh checks the answer)
     criu

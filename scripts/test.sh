@@ -7,7 +7,7 @@
 #   3. builds the example rootfs (scripts/make-rootfs.sh),
 #   4. runs the unit and integration tests (ctest),
 #   4b. has podman, containerd and docker drive build/mini-run (scripts/engines-test.sh;
-#       installs them; docker compares mini-run with runc),
+#       installs them; docker compares mini-run with runc; rootless podman too),
 #   4c. runs runc's own integration suite against build/mini-run (scripts/runc-suite.sh: runc
 #       1.1.5's tests from Debian's source package; fails on a test not listed in
 #       tests/runc-suite/expected-failures), then again rootless, as runc's CI also runs it

@@ -1,6 +1,7 @@
 // The mount namespace steps against a recording fake: which mounts, in which order, with
 // which flags, onto which paths of a real (temporary, unprivileged) rootfs.
 #include "fake_syscalls.hpp"
+#include "minirun/rootless.hpp"
 #include "mount.hpp"
 #include "plan.hpp"
 #include "temp_dir.hpp"
@@ -110,7 +111,16 @@ TEST_CASE("rootfs: propagation first, then the rootfs bind, then mounts[] in ord
     CHECK(*fs::fd_target(root->get()) == f.rootfs);
 }
 
+// Sets what rootless::active() answers for one test, and puts detection back afterwards.
+struct RootlessAs {
+    explicit RootlessAs(bool rootless) { rootless::override_detection(rootless); }
+    ~RootlessAs() { rootless::override_detection(std::nullopt); }
+    RootlessAs(const RootlessAs&) = delete;
+    RootlessAs& operator=(const RootlessAs&) = delete;
+};
+
 TEST_CASE("rootfs: default devices and /dev links", "[mount]") {
+    RootlessAs as_root(false);
     Fixture f;
     json config = config_with_mounts(default_mounts());
     config["linux"]["devices"] = {{{"path", "/dev/fuse"},
@@ -164,7 +174,31 @@ TEST_CASE("rootfs: a /dev/ptmx in linux.devices stays the link to the devpts ins
     }
 }
 
+TEST_CASE("rootfs: a rootless caller binds the host's device nodes, without mknod", "[mount]") {
+    // Rootless podman runs the runtime as root of its own user namespace; the container has
+    // no user namespace of its own, and mknod would fail with EPERM there.
+    RootlessAs rootless(true);
+    Fixture f;
+    Plan plan = f.plan(config_with_mounts(default_mounts()));
+    REQUIRE_FALSE(plan.has_own(spec::NamespaceType::user));
+    REQUIRE(prepare(plan, f.sys).ok());
+
+    CHECK(std::none_of(f.sys.calls.begin(), f.sys.calls.end(),
+                       [](const std::string& call) { return call.rfind("mknod ", 0) == 0; }));
+    for (const char* name : {"null", "zero", "full", "random", "urandom", "tty"}) {
+        INFO(name);
+        std::string target = f.rootfs + "/dev/" + name;
+        auto bind = std::find_if(f.sys.mounts.begin(), f.sys.mounts.end(),
+                                 [&](const MountCall& call) { return call.target == target; });
+        REQUIRE(bind != f.sys.mounts.end());
+        CHECK(bind->source == std::string("/dev/") + name);
+        CHECK(bind->flags == MS_BIND);
+        CHECK(stdfs::is_regular_file(target)); // the empty file the node is bound onto
+    }
+}
+
 TEST_CASE("rootfs: an existing node that is not the device is an error", "[mount]") {
+    RootlessAs as_root(false);
     Fixture f;
     stdfs::create_directories(f.rootfs + "/dev");
     { std::ofstream(f.rootfs + "/dev/null") << "not a device"; }
