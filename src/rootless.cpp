@@ -1,6 +1,7 @@
 #include "minirun/rootless.hpp"
 
 #include "minirun/file.hpp"
+#include "mountinfo.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,21 +39,7 @@ std::string range_text(uint64_t start, uint64_t count) {
 } // namespace
 
 bool uid_map_is_whole(std::string_view uid_map) {
-    // Fields are separated by any run of blanks; one line only.
-    std::vector<std::string_view> fields;
-    size_t at = 0;
-    while (at < uid_map.size()) {
-        size_t start = uid_map.find_first_not_of(" \t\n", at);
-        if (start == std::string_view::npos) {
-            break;
-        }
-        size_t end = uid_map.find_first_of(" \t\n", start);
-        if (end == std::string_view::npos) {
-            end = uid_map.size();
-        }
-        fields.push_back(uid_map.substr(start, end - start));
-        at = end;
-    }
+    std::vector<std::string_view> fields = fs::split_words(uid_map); // one line only
     return fields.size() == 3 && to_number(fields[0]) == 0 && to_number(fields[1]) == 0 &&
            to_number(fields[2]) == 4294967295ULL;
 }
@@ -114,25 +101,14 @@ Result<StateRoot> state_root() {
 std::vector<SubidRange> parse_subid(std::string_view text, std::string_view user, uid_t uid) {
     std::vector<SubidRange> ranges;
     const std::string uid_text = cat(uid);
-    size_t at = 0;
-    while (at < text.size()) {
-        size_t end = text.find('\n', at);
-        if (end == std::string_view::npos) {
-            end = text.size();
-        }
-        std::string_view line = text.substr(at, end - at);
-        at = end + 1;
-        size_t first = line.find(':');
-        size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-        if (second == std::string_view::npos) {
+    for (std::string_view line : fs::split(text, '\n')) {
+        std::vector<std::string_view> fields = fs::split(line, ':');
+        if (fields.size() != 3 || fields[0].empty() ||
+            (fields[0] != user && fields[0] != uid_text)) {
             continue;
         }
-        std::string_view name = line.substr(0, first);
-        if (name.empty() || (name != user && name != uid_text)) {
-            continue;
-        }
-        auto start = to_number(line.substr(first + 1, second - first - 1));
-        auto count = to_number(line.substr(second + 1));
+        auto start = to_number(fields[1]);
+        auto count = to_number(fields[2]);
         if (!start || !count || *count == 0 || *start + *count > 4294967296ULL) {
             continue;
         }
