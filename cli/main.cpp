@@ -114,12 +114,22 @@ int main_impl(int argc, char** argv) {
         }
     }
 
-    // --explain: include/minirun/explain.hpp
-    bool explain_steps = false;
+    // --explain[=step] and --step-delay: include/minirun/explain.hpp. A flag with an
+    // optional value: `--explain ID` must not take the id for its value.
+    std::string explain_mode;
+    double step_delay = 0;
     for (const auto& [subcommand, runner] : commands) {
         if (subcommand->get_name() == "run" || subcommand->get_name() == "create") {
-            subcommand->add_flag("--explain", explain_steps,
-                                 "print each step the runtime takes, on stderr");
+            subcommand
+                ->add_flag("--explain{lines}", explain_mode,
+                           "print each step the runtime takes, on stderr; =step: also stop "
+                           "before each step, say what it does, and wait for Enter")
+                ->check(CLI::IsMember({"lines", "step"}));
+            subcommand
+                ->add_option("--step-delay", step_delay,
+                             "with --explain=step: go on by itself after SECONDS (no terminal "
+                             "needed)")
+                ->check(CLI::NonNegativeNumber);
         }
     }
 
@@ -190,8 +200,17 @@ int main_impl(int argc, char** argv) {
         if (!subcommand->parsed()) {
             continue;
         }
-        if (explain_steps) {
+        if (explain_mode == "lines") {
             explain::enable();
+        } else if (explain_mode == "step") {
+            explain::SteppingOptions stepping;
+            stepping.delay = std::chrono::milliseconds(static_cast<int64_t>(step_delay * 1000));
+            stepping.pause_after_created = subcommand->get_name() == "run";
+            if (auto enabled = explain::enable_stepping(stepping); !enabled) {
+                return fail(enabled.error().message());
+            }
+        } else if (step_delay > 0) {
+            return fail("--step-delay needs --explain=step");
         }
         return runner();
     }

@@ -381,6 +381,7 @@ Status clone_the_init(Run& r) {
         MR_ASSIGN(pid_t pid, clone_init(r.created.plan, context, r.created.sync,
                                         v2_dir ? v2_dir->get() : -1, born_in_cgroup, r.sys));
         r.init.reset(pid);
+        explain::set_init_pid(pid); // --explain=step's cards name it from here
         MR_TRY_WRAP(in_pid_namespace.leave(), "create");
     }
     context.sync.close();
@@ -584,6 +585,7 @@ constexpr std::array<runtime::Step<Run>, 28> kCreateRecipe = {{
 Result<runtime::Created> runtime::create_internal(const CreateOptions& options,
                                                   const CreateMode& mode, Syscalls& sys) {
     CreateRun run(options, mode, sys);
+    explain::describe_container(options.id, options.root);
     MR_TRY(runtime::run_recipe(std::span<const runtime::Step<Run>>(kCreateRecipe),
                                runtime::Taker::parent, run));
     return std::move(run.created);

@@ -9,6 +9,7 @@
 #include "hooks.hpp"
 #include "limits.hpp"
 #include "memory_policy.hpp"
+#include "minirun/explain.hpp"
 #include "minirun/log.hpp"
 #include "mount.hpp"
 #include "net.hpp"
@@ -301,6 +302,7 @@ Status report_created(Setup& s) {
     log::debug("init: closing the pipe to signal completion: created, waiting for start");
     MR_TRY(s.init->sync.send(ToParent::kCreated));
     s.init->created_sent = true;
+    explain::created_reported(s.init->exec_gate >= 0); // --explain=step: explain.hpp
     return {};
 }
 
@@ -517,7 +519,7 @@ void run_init(const Plan& plan, InitContext& context, Syscalls& sys) noexcept {
         setup.cgroup_join = context.cgroup_join;
         setup.born_in_v2_cgroup = context.born_in_v2_cgroup;
         setup.keep_fds = {context.sync.fd(), context.exec_fifo, log::file_descriptor(),
-                          context.exec_gate};
+                          context.exec_gate, explain::stepping_fd()};
         setup.joins = entries_of(*context.namespaces);
         for (const NamespaceEntry& join : setup.joins) {
             setup.keep_fds.push_back(join.fd);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "minirun/error.hpp"
+#include "minirun/explain.hpp"
 
 #include <cstdint>
 #include <span>
@@ -45,6 +46,21 @@ struct StepOutline {
 };
 std::vector<StepOutline> create_recipe_outline();
 
+// --explain=step (explain.hpp): what the learner is told about a step before it runs, one
+// entry per step name of both recipes (step_guide.cpp; test_recipe.cpp keeps them in step).
+// `look` may use {pid}, {id}, {root} and {state}.
+struct StepGuide {
+    std::string_view name;
+    std::string_view calls;
+    std::string_view isolates;
+    std::string_view look;
+};
+std::span<const StepGuide> step_guides();
+
+// Prints the step's card and waits (explain::pause), for the runner below.
+Status pause_before_step(Taker who, size_t number, size_t total, std::string_view name,
+                         std::string_view why);
+
 // The runner's --debug side, kept out of the template: one clock read before and after a
 // step, and one log line each, only when debug logging is on.
 class StepLog {
@@ -66,6 +82,12 @@ template <typename Context>
 Status run_recipe(std::span<const Step<Context>> steps, Taker who, Context& context,
                   std::string_view from = {}, std::string_view to = {}) {
     StepLog log(who == Taker::init ? "init" : who == Taker::exec ? "exec" : "create");
+    size_t total = 0;
+    if (explain::stepping()) {
+        for (const Step<Context>& step : steps) {
+            total += takes(step.taker, who) ? 1 : 0;
+        }
+    }
     size_t number = 0;
     bool running = from.empty();
     bool sealed = false;
@@ -77,6 +99,9 @@ Status run_recipe(std::span<const Step<Context>> steps, Taker who, Context& cont
         running = running || step.name == from;
         if (!running) {
             continue;
+        }
+        if (!sealed && explain::stepping()) {
+            MR_TRY(pause_before_step(who, number, total, step.name, step.why));
         }
         if (!sealed) {
             log.begin();

@@ -292,3 +292,31 @@ TEST_CASE("recipe: docs/architecture.md shows the recipes as they are", "[recipe
     }
     check_generated("create recipe", create.str());
 }
+
+TEST_CASE("recipe: every step of both recipes has its --explain=step card, and no card is stale",
+          "[recipe][explain]") {
+    std::vector<std::string> steps;
+    for (const auto& step : create_recipe_outline()) {
+        steps.emplace_back(step.name);
+    }
+    for (const auto& step : process_recipe()) {
+        steps.emplace_back(step.name);
+    }
+    std::vector<std::string> guided;
+    for (const StepGuide& guide : step_guides()) {
+        guided.emplace_back(guide.name);
+        INFO(guide.name);
+        CHECK_FALSE(guide.calls.empty());
+        CHECK_FALSE(guide.isolates.empty());
+        // Only the placeholders format_card fills ({} is find's own).
+        std::string look(guide.look);
+        for (size_t open = look.find('{'); open != std::string::npos;
+             open = look.find('{', open + 1)) {
+            std::string key = look.substr(open, look.find('}', open) - open + 1);
+            CHECK((key == "{pid}" || key == "{id}" || key == "{root}" || key == "{state}" ||
+                   key == "{}"));
+        }
+    }
+    // Same names, same order: the guide reads as the recipes do.
+    CHECK(guided == steps);
+}
