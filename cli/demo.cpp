@@ -9,9 +9,14 @@
 // demo_output.cpp; docs/namespaces.md walks through the same ground in prose.
 #include "demo.hpp"
 
+#include "minirun/fd.hpp"
+
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -139,7 +144,8 @@ void list_demos() {
               << "Each shows /proc/self/ns/NAME inside and outside, the clone flag, the file\n"
               << "of runtime/ that implements it, and removes what it made. The walkthrough:\n"
               << "docs/namespaces.md. Every step of a run: mini-run run --explain ID.\n"
-              << "With --step, each demo pauses while its container runs.\n";
+              << "With --step, each container stops before each step of mini-run's recipes\n"
+              << "(run --explain=step) and the demo pauses while it runs.\n";
 }
 
 // The chosen demos in turn ("all": the overview first); whether every fact held.
@@ -177,6 +183,15 @@ int run_demo(const std::string& name, bool step) {
         return fail("the demos need root (they make network devices, cgroups and mounts), "
                     "except `demo user`, which runs rootless as any user");
     }
+    if (step) {
+        // Each container's run stops at its steps and waits for Enter there (explain.hpp).
+        UniqueFd tty(::open("/dev/tty", O_RDONLY | O_CLOEXEC | O_NOCTTY));
+        if (!tty) {
+            return fail(cat("demo --step waits for Enter on a terminal, and there is none (open "
+                            "/dev/tty: ",
+                            std::strerror(errno), ")"));
+        }
+    }
     Signals signals;
     if (auto opened = signals.open(); !opened) {
         return fail(opened.error().message());
@@ -206,7 +221,8 @@ CommandRunner add_demo_command(CLI::App& app, GlobalOptions& /*global*/) {
         "demo", "show one namespace at a time in a real container (without NAME: the list)");
     command->add_option("name", *name, "uts, ipc, pid, mount, net, user, cgroup, time or all");
     command->add_flag("--step", *step,
-                      "pause while each container runs, to look at it from another terminal");
+                      "stop before each step of each container's start (run --explain=step) "
+                      "and while it runs, to look at it from another terminal");
     return [name, step]() {
         return demo::run_demo(*name, *step);
     };

@@ -101,8 +101,10 @@ public:
     [[nodiscard]] const std::string& out() const { return out_; }
     [[nodiscard]] const std::string& err() const { return err_; }
 
-    // Forks and execs `argv` (once per Process).
-    Status start(const std::vector<std::string>& argv);
+    // Forks and execs `argv` (once per Process), in a process group of its own unless
+    // `with_terminal`: a `run --explain=step` reads the terminal, which only the
+    // foreground group may (a background one is stopped by SIGTTIN and SIGTTOU).
+    Status start(const std::vector<std::string>& argv, bool with_terminal = false);
     Status send(std::string_view text) const;
     // Reads until a line starting with `marker` is on stdout. Fails on timeout or when the
     // process ends first, with interrupted() on a signal.

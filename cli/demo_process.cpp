@@ -120,7 +120,7 @@ void Signals::restore_in_child() const {
 // ---------------------------------------------------------------------------------------
 // Process
 
-Status Process::start(const std::vector<std::string>& argv) {
+Status Process::start(const std::vector<std::string>& argv, bool with_terminal) {
     std::array<int, 2> in{};
     std::array<int, 2> out{};
     std::array<int, 2> err{};
@@ -140,8 +140,11 @@ Status Process::start(const std::vector<std::string>& argv) {
     }
     if (pid_ == 0) {
         // A process group of its own: a terminal's Ctrl-C goes to the demo only, which
-        // then stops what it started in order.
-        ::setpgid(0, 0);
+        // then stops what it started in order. With the terminal, Ctrl-C at a step's card
+        // is a key the run reads (explain.hpp); between cards it reaches both.
+        if (!with_terminal) {
+            ::setpgid(0, 0);
+        }
         signals_->restore_in_child();
         ::dup2(in[0], STDIN_FILENO);
         ::dup2(out[1], STDOUT_FILENO);

@@ -199,10 +199,21 @@ void Session::set_script(const std::string& script) {
 Status Session::start(std::string_view marker) {
     std::ofstream(bundle() + "/config.json") << config.dump(4) << "\n";
     auto run = std::make_unique<Process>(*context_->signals);
-    MR_TRY(run->start({context_->self, "--root", root(), "run", "--bundle", bundle(), id_}));
+    std::vector<std::string> argv = {context_->self, "--root", root(), "run"};
+    if (context_->step) {
+        // --step: the run stops at each step of its recipes too (explain.hpp), on the
+        // terminal, for as long as the learner takes.
+        argv.emplace_back("--explain=step");
+    }
+    argv.insert(argv.end(), {"--bundle", bundle(), id_});
+    MR_TRY(run->start(argv, context_->step));
     run_ = std::move(run);
     if (!marker.empty()) {
-        MR_TRY(run_->wait_for(marker));
+        auto started = run_->wait_for(marker, context_->step ? Seconds(24 * 3600) : Seconds(30));
+        if (!started && run_->err().find("(--explain=step)") != std::string::npos) {
+            return interrupted(); // Ctrl-C at a card: the run has removed its container
+        }
+        MR_TRY(started);
     }
     return {};
 }

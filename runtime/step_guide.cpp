@@ -140,7 +140,7 @@ constexpr std::array<StepGuide, 73> kGuides = {{
      ""},
     {"createContainer hooks", "fork and execve of each hook, in the container's namespaces",
      "nothing", ""},
-    {"enter the root", "pivot_root(\".\", \".\"), umount2(\".\", MNT_DETACH), chdir(\"/\")",
+    {"enter the root", R"(pivot_root(".", "."), umount2(".", MNT_DETACH), chdir("/"))",
      "the file system: the host's tree is detached, / is the rootfs",
      "ls /proc/{pid}/root/; findmnt -N {pid}"},
     {"chroot like the init", "chroot", "the file system, as the init's", ""},
