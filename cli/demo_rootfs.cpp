@@ -211,7 +211,7 @@ Result<std::string> make_rootfs(Context& context) {
     context.scratch.path = templ;
     // The user demo's root (host uid 100000) must reach its files.
     ::chmod(templ.c_str(), 0755);
-    const std::string rootfs = templ + "/rootfs";
+    std::string rootfs = templ + "/rootfs";
     Builder build(rootfs, *context.signals);
     MR_TRY(build.dir("", 0755));
     // Mount points stay empty: the config mounts over them (the rootfs is read-only).
