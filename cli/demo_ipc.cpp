@@ -2,10 +2,8 @@
 // The namespace is made in runtime/ipc.cpp.
 #include "demo.hpp"
 
-#include <fcntl.h>
 #include <sched.h>
 #include <sys/msg.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>

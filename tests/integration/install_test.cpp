@@ -65,8 +65,10 @@ public:
                              "[ ! -e \"$SOURCE/CMakeLists.txt\" ]; ";
         if (hide_busybox) {
             for (const auto& path : kBusyboxPaths) {
-                script +=
-                    "if [ -e " + path + " ]; then mount --bind \"$WORK/empty\" " + path + "; fi; ";
+                script.append("if [ -e ")
+                    .append(path)
+                    .append(" ]; then mount --bind \"$WORK/empty\" ");
+                script.append(path).append("; fi; ");
             }
         }
         script += "cat /proc/self/mountinfo > \"$WORK/before\"; set +e; "
