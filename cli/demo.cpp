@@ -163,7 +163,7 @@ Result<bool> run_chosen(Context& context, const std::string& name,
     return ok;
 }
 
-int run_demo(const std::string& name, bool step) {
+int run_demo(const std::string& name, bool step, const std::string& bundle) {
     if (name.empty()) {
         list_demos();
         return 0;
@@ -199,6 +199,7 @@ int run_demo(const std::string& name, bool step) {
     Context context;
     context.signals = &signals;
     context.step = step;
+    context.bundle = bundle;
     Result<bool> ok = run_chosen(context, name, chosen);
     if (!ok && is_interrupted(ok.error())) {
         context.out.note("interrupted: everything the demo made has been removed");
@@ -217,14 +218,18 @@ int run_demo(const std::string& name, bool step) {
 CommandRunner add_demo_command(CLI::App& app, GlobalOptions& /*global*/) {
     auto name = std::make_shared<std::string>();
     auto step = std::make_shared<bool>(false);
+    auto bundle = std::make_shared<std::string>();
     CLI::App* command = app.add_subcommand(
         "demo", "show one namespace at a time in a real container (without NAME: the list)");
     command->add_option("name", *name, "uts, ipc, pid, mount, net, user, cgroup, time or all");
     command->add_flag("--step", *step,
                       "stop before each step of each container's start (run --explain=step) "
                       "and while it runs, to look at it from another terminal");
-    return [name, step]() {
-        return demo::run_demo(*name, *step);
+    command->add_option("--bundle,-b", *bundle,
+                        "run the demos on this bundle's rootfs and config.json (default: the "
+                        "example bundle of the source tree, else a rootfs made for the demo)");
+    return [name, step, bundle]() {
+        return demo::run_demo(*name, *step, *bundle);
     };
 }
 

@@ -138,22 +138,47 @@ struct CommandResult {
 // Runs a host command to completion.
 Result<CommandResult> run_command(const std::vector<std::string>& argv, const Signals& signals);
 
+// Runs `body` in a forked child that has joined the `type` namespace of process `pid`
+// (setns(2) on /proc/PID/ns/NAME, `nstype` a CLONE_NEW* flag; pid 0: the child stays in
+// the host's). Whether the body returned true; fails when the child could not join.
+Result<bool> in_namespace_of(pid_t pid, std::string_view name, int nstype,
+                             const std::function<bool()>& body);
+
+// A directory tree removed when this goes (remove_tree); empty: nothing.
+struct TempTree {
+    TempTree() = default;
+    TempTree(const TempTree&) = delete;
+    TempTree& operator=(const TempTree&) = delete;
+    ~TempTree();
+    std::string path;
+};
+
 // What every demo needs: where the example lives, the output, the signals.
 struct Context {
     Output out;
     Signals* signals = nullptr;
-    std::string source_dir;     // mini-run's source tree
-    std::string rootfs;         // the example rootfs, absolute
-    nlohmann::json base_config; // the example config.json
+    std::string bundle;         // --bundle DIR: the bundle to take instead of the example
+    std::string source_dir;     // mini-run's source tree, when the example came from there
+    std::string rootfs;         // the rootfs, absolute
+    std::string rootfs_origin;  // what a rootfs the demo made is made from (demo_rootfs.cpp)
+    nlohmann::json base_config; // the bundle's config.json (or `mini-run spec`'s)
     std::string self;           // this binary
     bool step = false;          // --step: wait for Enter while the container runs
+    TempTree scratch;           // a rootfs the demo made, removed when the demo ends
 };
 
 // With --step: says what there is to look at and waits for Enter on stdin (or its end).
 Status pause_here(const Context& context, std::string_view hint);
 
-// Finds the example bundle (building its rootfs when missing) and fills the context.
+// Fills the context: the rootfs and config of --bundle, else of the example bundle in the
+// source tree (building its rootfs when missing), else a rootfs the demo makes in a
+// temporary directory (make_rootfs) with the config `mini-run spec` writes.
 Status prepare_context(Context& context);
+
+// Makes a small rootfs in $TMPDIR/mini-run-demo-rootfs.XXXXXX (context.scratch, removed
+// with the context): the host's busybox, else the host's own binaries with their shared
+// libraries and loader; the commands the demos' scripts run. Returns its path.
+Result<std::string> make_rootfs(Context& context);
 
 // One container: a temporary directory with bundle/config.json and state/ (the --root),
 // a container id that carries the marker "mini-run-demo-", and the cleanup of everything.

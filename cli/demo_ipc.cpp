@@ -2,10 +2,8 @@
 // The namespace is made in runtime/ipc.cpp.
 #include "demo.hpp"
 
-#include <fcntl.h>
 #include <sched.h>
 #include <sys/msg.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,21 +45,9 @@ bool has(const std::vector<std::string>& items, const std::string& item) {
 // msgget(key) in the ipc namespace of `pid`, from a forked child that setns()es there:
 // what `nsenter --target PID --ipc ipcmk -Q` does (busybox has no ipcmk).
 Status make_queue_in(pid_t pid, key_t key) {
-    pid_t child = ::fork();
-    if (child < 0) {
-        return Error(cat("fork: ", std::strerror(errno)));
-    }
-    if (child == 0) {
-        int ns = ::open(cat("/proc/", pid, "/ns/ipc").c_str(), O_RDONLY | O_CLOEXEC);
-        if (ns < 0 || ::setns(ns, CLONE_NEWIPC) < 0 || ::msgget(key, IPC_CREAT | 0600) < 0) {
-            ::_exit(1);
-        }
-        ::_exit(0);
-    }
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    MR_ASSIGN(bool made, in_namespace_of(pid, "ipc", CLONE_NEWIPC,
+                                         [key] { return ::msgget(key, IPC_CREAT | 0600) >= 0; }));
+    if (!made) {
         return Error("could not make a message queue in the container's ipc namespace");
     }
     return {};

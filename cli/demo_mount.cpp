@@ -50,7 +50,9 @@ Result<bool> demo_mount(Context& c) {
     check(session.value("ns") != host_ns("mnt"), "the container has a mount namespace of its own");
     check(!session.value("mounted").empty() && !on_host,
           "the tmpfs mounted inside is not in the host's mount table");
-    check(session.value("root").ends_with("/rootfs"), "after pivot_root, / is the rootfs");
+    // mountinfo's root: the rootfs's path within its file system, the end of its host path.
+    const std::string root = session.value("root");
+    check(!root.empty() && c.rootfs.ends_with(root), "after pivot_root, / is the rootfs");
     check(session.value("hostpath") == "unreachable",
           "the old root is gone: a host path does not resolve inside");
     return check.ok();

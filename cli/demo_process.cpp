@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -273,6 +274,32 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, const Si
     result.out = process.out();
     result.err = process.err();
     return result;
+}
+
+Result<bool> in_namespace_of(pid_t pid, std::string_view name, int nstype,
+                             const std::function<bool()>& body) {
+    const std::string path = cat("/proc/", pid, "/ns/", name);
+    pid_t child = ::fork();
+    if (child < 0) {
+        return Error(cat("fork: ", std::strerror(errno)));
+    }
+    if (child == 0) {
+        // 2: could not join; 0 or 1: what the body found.
+        if (pid != 0) {
+            int ns = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (ns < 0 || ::setns(ns, nstype) < 0) {
+                ::_exit(2);
+            }
+        }
+        ::_exit(body() ? 0 : 1);
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) {
+        return Error(cat("could not join ", path));
+    }
+    return WEXITSTATUS(status) == 0;
 }
 
 } // namespace minirun::cli::demo

@@ -5,6 +5,7 @@
 #include "demo.hpp"
 
 #include "minirun/runtime.hpp"
+#include "minirun/spec.hpp"
 
 #include <ftw.h>
 #include <poll.h>
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace minirun::cli::demo {
@@ -39,12 +41,12 @@ bool is_source_dir(const std::string& dir) {
 }
 
 // $MINIRUN_SOURCE_DIR, a directory above the binary (build/ inside the source tree), or
-// the source directory this binary was built from.
-Result<std::string> find_source_dir() {
-    std::vector<std::string> tried;
+// the source directory this binary was built from; none: an installed binary whose tree is
+// gone. A $MINIRUN_SOURCE_DIR that is not one is an error: the caller asked for it.
+Result<std::optional<std::string>> find_source_dir() {
     if (const char* env = std::getenv("MINIRUN_SOURCE_DIR"); env != nullptr && *env != '\0') {
         if (is_source_dir(env)) {
-            return std::string(env);
+            return std::optional<std::string>(env);
         }
         return Error(cat("MINIRUN_SOURCE_DIR=", env,
                          " has no rootfs-examples/busybox/"
@@ -54,22 +56,51 @@ Result<std::string> find_source_dir() {
     while (!dir.empty()) {
         dir = dir.substr(0, dir.rfind('/'));
         if (is_source_dir(dir)) {
-            return dir;
+            return std::optional<std::string>(dir);
         }
-        tried.push_back(dir.empty() ? "/" : dir);
     }
 #ifdef MINIRUN_SOURCE_DIR
     if (is_source_dir(MINIRUN_SOURCE_DIR)) {
-        return std::string(MINIRUN_SOURCE_DIR);
+        return std::optional<std::string>(MINIRUN_SOURCE_DIR);
     }
-    tried.emplace_back(MINIRUN_SOURCE_DIR);
 #endif
-    std::string list;
-    for (const auto& path : tried) {
-        list += (list.empty() ? "" : ", ") + path;
+    return std::optional<std::string>();
+}
+
+Result<nlohmann::json> read_config(const std::string& path) {
+    std::ifstream file(path);
+    if (!file) {
+        return Error(cat("cannot read ", path, ": ", std::strerror(errno)));
     }
-    return Error(cat("cannot find the example bundle rootfs-examples/busybox (looked in ", list,
-                     "); set MINIRUN_SOURCE_DIR to mini-run's source directory"));
+    try {
+        return nlohmann::json::parse(file);
+    } catch (const nlohmann::json::exception& e) {
+        return Error(cat(path, ": ", e.what()));
+    }
+}
+
+// --bundle DIR: its config and its root.path, which must hold a shell for the scripts.
+Status use_bundle(Context& context) {
+    const std::string& dir = context.bundle;
+    MR_ASSIGN(context.base_config, read_config(dir + "/config.json"));
+    const auto& root = context.base_config["root"];
+    if (!root.is_object() || !root.contains("path") || !root["path"].is_string()) {
+        return Error(cat(dir, "/config.json: root.path: missing"));
+    }
+    std::string rootfs = root["path"].get<std::string>();
+    rootfs = rootfs.starts_with('/') ? rootfs : cat(dir, "/", rootfs);
+    char* absolute = ::realpath(rootfs.c_str(), nullptr);
+    if (absolute == nullptr) {
+        return Error(cat(dir, "/config.json: root.path: ", rootfs, ": ", std::strerror(errno)));
+    }
+    context.rootfs = absolute;
+    std::free(absolute); // NOLINT(cppcoreguidelines-no-malloc): realpath's own allocation
+    struct stat info {};
+    if (::lstat((context.rootfs + "/bin/sh").c_str(), &info) != 0) {
+        return Error(cat(dir, "/config.json: root.path: ", context.rootfs,
+                         " has no /bin/sh for the demos' scripts"));
+    }
+    return {};
 }
 
 int remove_entry(const char* path, const struct stat* /*info*/, int type, FTW* /*ftw*/) {
@@ -81,14 +112,31 @@ int remove_entry(const char* path, const struct stat* /*info*/, int type, FTW* /
     return 0;
 }
 
+// Without a bundle: `mini-run spec`'s config, with stdio on pipes (no terminal) and
+// without the ambient capabilities the demos' own sets would not carry.
+Status use_default_config(Context& context) {
+    context.base_config = nlohmann::json::parse(spec::default_spec_json(false, 0, 0));
+    context.base_config["process"]["terminal"] = false;
+    context.base_config["process"]["capabilities"].erase("ambient");
+    return {};
+}
+
 } // namespace
 
 // ---------------------------------------------------------------------------------------
 // Context and session
 
 Status prepare_context(Context& context) {
-    MR_ASSIGN(context.source_dir, find_source_dir());
     context.self = self_exe();
+    if (!context.bundle.empty()) {
+        return use_bundle(context);
+    }
+    MR_ASSIGN(std::optional<std::string> source, find_source_dir());
+    if (!source) {
+        MR_ASSIGN(context.rootfs, make_rootfs(context));
+        return use_default_config(context);
+    }
+    context.source_dir = *source;
     const std::string bundle = context.source_dir + "/rootfs-examples/busybox";
     context.rootfs = bundle + "/rootfs";
     struct stat info {};
@@ -102,12 +150,7 @@ Status prepare_context(Context& context) {
             return Error(cat("scripts/make-rootfs.sh failed: ", trim(built.err)));
         }
     }
-    std::ifstream file(bundle + "/config.json");
-    try {
-        context.base_config = nlohmann::json::parse(file);
-    } catch (const nlohmann::json::exception& e) {
-        return Error(cat(bundle, "/config.json: ", e.what()));
-    }
+    MR_ASSIGN(context.base_config, read_config(bundle + "/config.json"));
     return {};
 }
 

@@ -17,6 +17,8 @@ PACKAGES=(
     catch2
     # the example rootfs and what the tests run
     busybox-static iproute2
+    # the man page's check renders it with groff (scripts/check-manpage.sh)
+    groff-base
     # the fault sweep of create (tests/integration/fault_test.cpp) injects failures with it
     strace
     # style checks

@@ -2,6 +2,7 @@
 // test checks those facts against what the test itself sees on the host (its hostname,
 // its namespace links, its mount table, its network devices), then that the demo left
 // nothing behind: no mount, veth, message queue, process or temporary directory.
+#include "demo_checks.hpp"
 #include "helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -18,128 +19,7 @@
 #include <vector>
 
 using namespace it;
-
-namespace {
-
-std::string host_hostname() {
-    std::array<char, 256> name{};
-    gethostname(name.data(), name.size() - 1);
-    return name.data();
-}
-
-// The value after "<who>  <what>: " in a demo's output ("inside  echo $$: 1").
-std::string fact(const std::string& out, const std::string& who, const std::string& what) {
-    const std::string prefix = who + "  " + what + ": ";
-    for (const auto& line : split_lines(out)) {
-        auto at = line.find(prefix);
-        if (at != std::string::npos) {
-            return line.substr(at + prefix.size());
-        }
-    }
-    return "<no line " + prefix + ">";
-}
-
-struct NsLine {
-    std::string inside;
-    std::string host;
-};
-
-// "/proc/self/ns/uts  inside uts:[1]  host uts:[2]  (different)"
-NsLine ns_line(const std::string& out, const std::string& name) {
-    const std::regex pattern("/proc/self/ns/" + name + R"(  inside (\S+)  host (\S+)  \()");
-    std::smatch match;
-    if (std::regex_search(out, match, pattern)) {
-        return {match[1], match[2]};
-    }
-    return {"<none>", "<none>"};
-}
-
-std::set<std::string> mount_lines() {
-    std::set<std::string> lines;
-    for (const auto& mount : host_mounts()) {
-        lines.insert(mount.line);
-    }
-    return lines;
-}
-
-std::vector<std::string> demo_links() {
-    std::vector<std::string> found;
-    auto links = run({"/usr/sbin/ip", "-o", "link", "show"});
-    for (const auto& line : split_lines(links.out)) {
-        if (contains(line, ": mrd")) {
-            found.push_back(line);
-        }
-    }
-    return found;
-}
-
-// Runs demos with TMPDIR pointing at a directory of the test, so that their temporary
-// bundles and state roots can be checked to be gone.
-class DemoRun {
-public:
-    std::vector<std::string> argv(const std::vector<std::string>& args) const {
-        std::vector<std::string> out{"/usr/bin/env", "TMPDIR=" + tmp_.path(),
-                                     "MINIRUN_SOURCE_DIR=" + source_dir(), minirun_binary(),
-                                     "demo"};
-        out.insert(out.end(), args.begin(), args.end());
-        return out;
-    }
-    RunResult operator()(const std::string& name) const {
-        return run(argv({name}), {}, std::chrono::seconds(120));
-    }
-    // Everything the demos made is gone.
-    void check_clean(const std::set<std::string>& mounts_before) const {
-        auto left = run({"/bin/ls", "-A", tmp_.path()});
-        CHECK(left.out.empty());
-        CHECK(processes_with_marker("mini-run-demo-").empty());
-        CHECK(demo_links().empty());
-        // Other tests may mount things meanwhile: only what names a demo counts.
-        auto mounts_after = mount_lines();
-        std::vector<std::string> added;
-        std::set_difference(mounts_after.begin(), mounts_after.end(), mounts_before.begin(),
-                            mounts_before.end(), std::back_inserter(added));
-        std::erase_if(added, [&](const std::string& line) {
-            return !contains(line, "mini-run-demo") && !contains(line, tmp_.path()) &&
-                   !contains(line, "rootfs-examples");
-        });
-        INFO("new mounts: " << added.size());
-        for (const auto& line : added) {
-            INFO(line);
-        }
-        CHECK(added.empty());
-    }
-
-private:
-    TempDir tmp_{"minirun-it-demo"};
-};
-
-void check_ns(const std::string& out, const std::string& name) {
-    NsLine ns = ns_line(out, name);
-    INFO("namespace " << name);
-    CHECK(ns.host == ns_link(0, name));
-    CHECK(ns.inside.rfind(name + ":[", 0) == 0);
-    CHECK(ns.inside != ns.host);
-}
-
-// Runs one demo and checks the parts every demo has.
-RunResult run_demo(const DemoRun& demos, const std::string& name, const std::string& ns) {
-    const auto mounts_before = mount_lines();
-    auto result = demos(name);
-    INFO(result.describe());
-    REQUIRE(result.exit_code == 0);
-    CHECK_FALSE(contains(result.out, "UNEXPECTED"));
-    CHECK(contains(result.out, "flag      CLONE_NEW"));
-    CHECK(contains(result.out, "code      runtime/"));
-    check_ns(result.out, ns);
-    demos.check_clean(mounts_before);
-    return result;
-}
-
-std::vector<std::string> words(const std::string& text) {
-    return split_words(text);
-}
-
-} // namespace
+using namespace it::demo;
 
 TEST_CASE("demo: without a name it lists the demos", "[demo]") {
     auto result = run_minirun({"demo"});
@@ -159,91 +39,35 @@ TEST_CASE("demo uts: the container's hostname is its own, the host's is unchange
     DemoRun demos;
     auto result = run_demo(demos, "uts", "uts");
     INFO(result.out);
-    CHECK(fact(result.out, "inside", "hostname, as mini-run set it from config.json") ==
-          "mini-run-demo");
-    CHECK(fact(result.out, "inside", "after `hostname renamed-inside`") == "renamed-inside");
-    CHECK(fact(result.out, "host  ", "gethostname() while the container ran") == before);
-    CHECK(host_hostname() == before);
+    check_uts_facts(result.out, before);
 }
 
 TEST_CASE("demo ipc: a queue made on one side is invisible on the other", "[demo]") {
     DemoRun demos;
     auto result = run_demo(demos, "ipc", "ipc");
     INFO(result.out);
-    std::smatch match;
-    REQUIRE(std::regex_search(result.out, match, std::regex(R"(msgget key (0x4d52[0-9a-f]+))")));
-    const std::string host_key = match[1];
-    REQUIRE(std::regex_search(result.out, match, std::regex(R"(msgget key (0x4d43[0-9a-f]+))")));
-    const std::string inside_key = match[1];
-    auto inside = words(fact(result.out, "inside", "queues (cat /proc/sysvipc/msg)"));
-    auto host = words(fact(result.out, "host  ", "queues (cat /proc/sysvipc/msg)"));
-    CHECK(std::count(inside.begin(), inside.end(), inside_key) == 1);
-    CHECK(std::count(inside.begin(), inside.end(), host_key) == 0);
-    CHECK(std::count(host.begin(), host.end(), host_key) == 1);
-    CHECK(std::count(host.begin(), host.end(), inside_key) == 0);
-    // Both queues are gone now: the host's removed by the demo, the container's with its
-    // namespace.
-    const std::string queues = read_file("/proc/sysvipc/msg").value_or("");
-    for (const std::string& key : {host_key, inside_key}) {
-        CHECK_FALSE(contains(queues, std::to_string(std::stoul(key, nullptr, 16))));
-    }
+    check_ipc_facts(result.out);
 }
 
 TEST_CASE("demo pid: the shell is pid 1 inside and has another pid on the host", "[demo]") {
     DemoRun demos;
     auto result = run_demo(demos, "pid", "pid");
     INFO(result.out);
-    CHECK(fact(result.out, "inside", "echo $$") == "1");
-    std::smatch match;
-    REQUIRE(std::regex_search(result.out, match,
-                              std::regex(R"(/proc/(\d+)/status NSpid: (\d+) (\d+))")));
-    CHECK(match[1] == match[2]);
-    CHECK(match[2] != "1");
-    CHECK(match[3] == "1");
-    CHECK(std::stol(match[2]) != getpid());
-    // ps inside: a header, the shell as pid 1, and very few others.
-    auto at = result.out.find("PID   COMMAND");
-    REQUIRE(at != std::string::npos);
-    auto rest = split_lines(result.out.substr(at));
-    REQUIRE(rest.size() >= 2);
-    CHECK(words(rest[1]) == std::vector<std::string>{"1", "sh"});
+    check_pid_facts(result.out);
 }
 
 TEST_CASE("demo mount: a tmpfs mounted inside is not in the host's mount table", "[demo]") {
     DemoRun demos;
     auto result = run_demo(demos, "mount", "mnt");
     INFO(result.out);
-    std::smatch match;
-    REQUIRE(std::regex_search(result.out, match,
-                              std::regex(R"(mount -t tmpfs (\S+) /tmp: (\S+) /tmp tmpfs)")));
-    CHECK(match[1] == match[2]);
-    const std::string source = match[1];
-    CHECK(fact(result.out, "host  ", "grep " + source + " /proc/self/mountinfo") == "nothing");
-    for (const auto& mount : host_mounts()) {
-        CHECK_FALSE(contains(mount.line, source));
-    }
-    CHECK(fact(result.out, "inside", "/ is the bind mount of").ends_with("/rootfs"));
-    CHECK(contains(result.out, "]: unreachable"));
+    check_mount_facts(result.out);
 }
 
 TEST_CASE("demo net: a veth pair carries a ping across and is gone afterwards", "[demo]") {
     DemoRun demos;
     auto result = run_demo(demos, "net", "net");
     INFO(result.out);
-    CHECK(fact(result.out, "inside", "ls /sys/class/net, at the start") == "lo");
-    std::smatch match;
-    REQUIRE(std::regex_search(
-        result.out, match, std::regex(R"(ip link add (mrd\d+h) type veth peer name (mrd\d+c))")));
-    const std::string host_end = match[1];
-    CHECK(fact(result.out, "inside", "with the veth end") == "lo " + std::string(match[2]));
-    CHECK(fact(result.out, "inside", "after `ip link del` on the host") == "lo");
-    REQUIRE(std::regex_search(result.out, match, std::regex(R"(ping (10\.203\.\d+\.1): ok)")));
-    const std::string host_addr = match[1];
-    REQUIRE(std::regex_search(result.out, match,
-                              std::regex(R"(host    ping (10\.203\.\d+\.2) \(.*\): ok)")));
-    // Gone: the device, and with it the address and the route of the test subnet.
-    CHECK(run({"/usr/sbin/ip", "link", "show", host_end}).exit_code != 0);
-    CHECK_FALSE(contains(run({"/usr/sbin/ip", "-4", "addr", "show"}).out, host_addr + "/"));
+    check_net_facts(result.out);
 }
 
 TEST_CASE("demo user: root inside is uid 100000 outside and cannot write the host's file",
@@ -251,35 +75,14 @@ TEST_CASE("demo user: root inside is uid 100000 outside and cannot write the hos
     DemoRun demos;
     auto result = run_demo(demos, "user", "user");
     INFO(result.out);
-    CHECK(fact(result.out, "inside", "id").rfind("uid=0(root) gid=0(root)", 0) == 0);
-    CHECK(contains(result.out, "Uid (real, effective, saved, fs): 100000 100000 100000 100000"));
-    CHECK(fact(result.out, "inside", "cat /proc/self/uid_map (inside-id host-id count)") ==
-          "0 100000 65536");
-    CHECK(fact(result.out, "inside", "stat -c %u:%g on the host root's file") == "65534:65534");
-    CHECK(fact(result.out, "inside", "echo changed >> that file") == "denied");
+    check_user_facts(result.out);
 }
 
 TEST_CASE("demo cgroup: every hierarchy is / inside", "[demo]") {
     DemoRun demos;
     auto result = run_demo(demos, "cgroup", "cgroup");
     INFO(result.out);
-    auto lines = split_lines(result.out);
-    auto inside = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
-        return contains(line, "inside  cat /proc/self/cgroup");
-    });
-    auto host = std::find_if(lines.begin(), lines.end(), [](const std::string& line) {
-        return contains(line, "host    cat /proc/");
-    });
-    REQUIRE(inside != lines.end());
-    REQUIRE(host != lines.end());
-    REQUIRE(inside < host);
-    const auto hierarchies = std::distance(inside, host) - 1;
-    // The test's own /proc/self/cgroup has as many hierarchies as the container's.
-    CHECK(hierarchies ==
-          static_cast<long>(split_lines(read_file("/proc/self/cgroup").value_or("")).size()));
-    for (auto line = inside + 1; line != host; ++line) {
-        CHECK(line->ends_with(":/"));
-    }
+    check_cgroup_facts(result.out);
 }
 
 TEST_CASE("demo time: the clocks inside run ten days ahead", "[demo]") {
@@ -290,31 +93,44 @@ TEST_CASE("demo time: the clocks inside run ten days ahead", "[demo]") {
     DemoRun demos;
     auto result = run_demo(demos, "time", "time");
     INFO(result.out);
-    CHECK(contains(fact(result.out, "inside", "cat /proc/self/timens_offsets"),
-                   "monotonic 864000 0"));
-    const double inside = std::stod(fact(result.out, "inside", "uptime in seconds (/proc/uptime)"));
-    const double host = std::stod(fact(result.out, "host  ", "uptime in seconds (/proc/uptime)"));
-    CHECK(std::abs(inside - host - 864000) < 60);
-    // And the test, on the host, sees its own clock unchanged.
-    CHECK(contains(read_file("/proc/self/timens_offsets").value_or(""), "monotonic"));
-    CHECK(std::stod(read_file("/proc/uptime").value_or("0")) < inside);
+    check_time_facts(result.out);
 }
 
 TEST_CASE("demo all: every namespace differs, then every demo", "[demo]") {
     DemoRun demos;
+    const std::string host_name = host_hostname();
     const auto mounts_before = mount_lines();
-    auto result = demos("all");
+    check_all(demos("all"), host_name);
+    demos.check_clean(mounts_before);
+}
+
+TEST_CASE("demo --bundle: the demos run on the given bundle's rootfs and config", "[demo]") {
+    TempDir bundle("minirun-it-demo-bundle");
+    auto config = example_config();
+    config["root"]["path"] = "given-rootfs";
+    write_text(bundle.path() + "/config.json", config.dump());
+    REQUIRE(run({"/bin/cp", "-a", example_rootfs(), bundle.path() + "/given-rootfs"}).exit_code ==
+            0);
+    DemoRun demos;
+    const auto mounts_before = mount_lines();
+    auto result = run(demos.argv({"--bundle", bundle.path(), "mount"}), {}, 120s);
     INFO(result.describe());
     REQUIRE(result.exit_code == 0);
     CHECK_FALSE(contains(result.out, "UNEXPECTED"));
-    for (const auto& name : namespace_names()) {
-        check_ns(result.out, name);
-    }
-    for (const char* heading : {"== uts:", "== ipc:", "== pid:", "== mount:", "== net:", "== user:",
-                                "== cgroup:", "== time:"}) {
-        CHECK(contains(result.out, heading));
-    }
+    check_mount_facts(result.out, "/given-rootfs");
     demos.check_clean(mounts_before);
+
+    SECTION("a bundle without a shell is one line, and nothing is made") {
+        const std::string empty = bundle.path() + "/empty-rootfs";
+        REQUIRE(run({"/bin/mkdir", empty}).exit_code == 0);
+        config["root"]["path"] = empty;
+        write_text(bundle.path() + "/config.json", config.dump());
+        auto refused = run(demos.argv({"--bundle", bundle.path(), "uts"}));
+        CHECK(refused.exit_code == 1);
+        CHECK(refused.err == "mini-run: demo uts: " + bundle.path() + "/config.json: root.path: " +
+                                 empty + " has no /bin/sh for the demos' scripts\n");
+        demos.check_clean(mounts_before);
+    }
 }
 
 TEST_CASE("demo: Ctrl-C while the container runs removes everything", "[demo]") {
