@@ -124,12 +124,14 @@ int main_impl(int argc, char** argv) {
                 ->add_flag("--explain{lines}", explain_mode,
                            "print each step the runtime takes, on stderr; =step: also stop "
                            "before each step, say what it does, and wait for Enter")
-                ->check(CLI::IsMember({"lines", "step"}));
+                ->check(CLI::IsMember({"lines", "step"}))
+                ->option_text("[=step]");
             subcommand
                 ->add_option("--step-delay", step_delay,
                              "with --explain=step: go on by itself after SECONDS (no terminal "
                              "needed)")
-                ->check(CLI::NonNegativeNumber);
+                ->check(CLI::NonNegativeNumber)
+                ->option_text("SECONDS");
         }
     }
 

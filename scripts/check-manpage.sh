@@ -39,7 +39,9 @@ section() {
 
 # The options a --help lists: the names before the first blank of each "  -x,--long ..." line.
 help_options() {
-    "$BINARY" "$@" --help | awk '/^  -/ { print $1 }' | tr ',' '\n' | sed -n '/^-/p' | sort -u
+    # A flag with an optional value shows as "--explain{lines}": the option is --explain.
+    "$BINARY" "$@" --help | awk '/^  -/ { print $1 }' | tr ',' '\n' | sed -E 's/\{[^}]*\}$//' |
+        sed -n '/^-/p' | sort -u
 }
 
 # The --long options a piece of the page names.
