@@ -554,14 +554,14 @@ std::vector<Hit> new_privileges(const spec::Spec& spec) {
 constexpr std::array<Rule, 14> kRules = {{
     {"host-pid-namespace", "no pid namespace of its own: the container shares the host's",
      "it sees every host process, and with the capabilities to do so can signal or trace them",
-     "add {\"type\": \"pid\"} to linux.namespaces", host_namespace<NamespaceType::pid>},
+     R"(add {"type": "pid"} to linux.namespaces)", host_namespace<NamespaceType::pid>},
     {"host-network-namespace", "no network namespace of its own: the container shares the host's",
      "it can bind the host's ports, reach services on the host's loopback and abstract unix "
      "sockets (container runtimes, X11, D-Bus)",
-     "add {\"type\": \"network\"} to linux.namespaces", host_namespace<NamespaceType::network>},
+     R"(add {"type": "network"} to linux.namespaces)", host_namespace<NamespaceType::network>},
     {"host-ipc-namespace", "no ipc namespace of its own: the container shares the host's",
      "it can read and change the host's SysV shared memory, semaphores and message queues",
-     "add {\"type\": \"ipc\"} to linux.namespaces", host_namespace<NamespaceType::ipc>},
+     R"(add {"type": "ipc"} to linux.namespaces)", host_namespace<NamespaceType::ipc>},
     {"dangerous-capabilities", "capabilities that reach past the container",
      "each of them acts on the host kernel or host-wide state, or is the usual first step of an "
      "escape",
@@ -591,7 +591,7 @@ constexpr std::array<Rule, 14> kRules = {{
     {"all-devices-allowed", "every device is allowed in the device cgroup",
      "with CAP_MKNOD (or a device node in the rootfs) the container can read and write the "
      "host's disks and memory (/dev/sda, /dev/mem)",
-     "deny all ({\"allow\": false, \"access\": \"rwm\"}) and allow only the devices needed",
+     R"(deny all ({"allow": false, "access": "rwm"}) and allow only the devices needed)",
      all_devices_allowed},
     {"no-memory-limit", "no memory limit",
      "one container can take all the host's memory and bring the OOM killer onto host "
@@ -603,7 +603,7 @@ constexpr std::array<Rule, 14> kRules = {{
     {"shared-rootfs-propagation", "the rootfs propagation is shared",
      "mounts made in the container propagate to the host's mount namespace, and the host's into "
      "the container",
-     "use \"rprivate\" (the default) or \"rslave\"", shared_propagation},
+     R"(use "rprivate" (the default) or "rslave")", shared_propagation},
     {"new-privileges-allowed", "process.noNewPrivileges is false",
      "setuid binaries and file capabilities in the rootfs can raise the process's privileges "
      "past those the config gives",
