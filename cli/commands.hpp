@@ -43,6 +43,7 @@ CommandRunner add_update_command(CLI::App& app, GlobalOptions& global);
 CommandRunner add_pause_command(CLI::App& app, GlobalOptions& global);
 CommandRunner add_resume_command(CLI::App& app, GlobalOptions& global);
 CommandRunner add_events_command(CLI::App& app, GlobalOptions& global);
+CommandRunner add_check_command(CLI::App& app, GlobalOptions& global); // check.cpp
 
 // `exec ID -- COMMAND...`: the "--" only separates the command; CLI11 would take what
 // follows it as positionals of mini-run itself. Removes it from `args` (argv as strings).

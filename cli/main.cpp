@@ -85,7 +85,7 @@ int main_impl(int argc, char** argv) {
     // the command named on the command line is registered; all of them when none is (or
     // one we do not know), for --help and CLI11's own errors.
     using AddCommand = CommandRunner (*)(CLI::App&, GlobalOptions&);
-    static constexpr std::array<std::pair<std::string_view, AddCommand>, 16> kCommands = {{
+    static constexpr std::array<std::pair<std::string_view, AddCommand>, 17> kCommands = {{
         {"create", add_create_command},
         {"start", add_start_command},
         {"run", add_run_command},
@@ -102,6 +102,7 @@ int main_impl(int argc, char** argv) {
         {"resume", add_resume_command},
         {"events", add_events_command},
         {"demo", add_demo_command}, // demo.cpp
+        {"check", add_check_command},
     }};
     const std::string_view named = subcommand_of(argc, argv);
     const bool known = std::any_of(kCommands.begin(), kCommands.end(),
@@ -185,9 +186,9 @@ int main_impl(int argc, char** argv) {
         rootless::override_detection(global.rootless == "true");
     }
     // A rootless caller's state lives in its own runtime directory (rootless.hpp), never in
-    // /run/mini-run; --root still wins. spec, features and demo keep no state.
+    // /run/mini-run; --root still wins. spec, features, demo and check keep no state.
     if (root_option->count() == 0 && rootless::active() && named != "spec" && named != "features" &&
-        named != "demo" && !named.empty()) {
+        named != "demo" && named != "check" && !named.empty()) {
         auto chosen = rootless::state_root();
         if (!chosen) {
             return fail(chosen.error().message());

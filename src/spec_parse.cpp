@@ -356,7 +356,7 @@ Result<Node> document_root(const Json& document, std::string_view source_name, s
     return Node(document, std::move(path));
 }
 
-Status parse_spec_object(const Node& node, Spec& spec) {
+Status parse_spec_object(const Node& node, Spec& spec, bool cross_references) {
     MR_ASSIGN(Node version, required_member(node, "ociVersion"));
     MR_TRY(read(version, spec.oci_version));
     if (auto problem = rules::oci_version_problem(spec.oci_version)) {
@@ -371,7 +371,7 @@ Status parse_spec_object(const Node& node, Spec& spec) {
     MR_TRY(field_with(node, "hooks", spec.hooks, parse_hooks));
     MR_TRY(field_with(node, "annotations", spec.annotations, read_non_empty_key_map));
     MR_TRY(field_with(node, "linux", spec.linux, parse_linux));
-    return rules::validate_cross_references(spec);
+    return cross_references ? rules::validate_cross_references(spec) : Status{};
 }
 
 // One open, one fstat, one read (the file is not expected to change under us; if it does,
@@ -425,13 +425,18 @@ const Namespace* Linux::find_namespace(NamespaceType type) const {
     return nullptr;
 }
 
+Result<Spec> rules::parse_spec_document(const Json& document, std::string_view source_name,
+                                        bool cross_references) {
+    MR_ASSIGN(Node root, document_root(document, source_name, ""));
+    Spec spec;
+    MR_TRY(parse_spec_object(root, spec, cross_references));
+    return spec;
+}
+
 Result<Spec> parse_spec(std::string_view json_text, std::string_view source_name) {
     Json document;
     MR_TRY(parse_json(json_text, source_name, document));
-    MR_ASSIGN(Node root, document_root(document, source_name, ""));
-    Spec spec;
-    MR_TRY(parse_spec_object(root, spec));
-    return spec;
+    return rules::parse_spec_document(document, source_name);
 }
 
 Result<Process> parse_process(std::string_view json_text, std::string_view source_name) {
@@ -452,8 +457,8 @@ Result<Resources> parse_resources(std::string_view json_text, std::string_view s
     return resources;
 }
 
-Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out,
-                       const std::string& config_file) {
+Result<std::string> rules::read_config(const std::string& bundle_dir,
+                                       const std::string& config_file, std::string* path_out) {
     struct stat st {};
     if (::stat(bundle_dir.c_str(), &st) < 0) {
         return Error::from_errno(cat("bundle ", quoted(bundle_dir)));
@@ -470,6 +475,16 @@ Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out,
     }
     path += config_file.empty() ? std::string("config.json") : config_file;
     MR_ASSIGN(std::string text, read_config_file(path));
+    if (path_out != nullptr) {
+        *path_out = std::move(path);
+    }
+    return text;
+}
+
+Result<Spec> load_spec(const std::string& bundle_dir, std::string* text_out,
+                       const std::string& config_file) {
+    std::string path;
+    MR_ASSIGN(std::string text, rules::read_config(bundle_dir, config_file, &path));
     auto spec = parse_spec(text, path);
     if (spec && text_out != nullptr) {
         *text_out = std::move(text);

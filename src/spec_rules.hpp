@@ -6,6 +6,8 @@
 #include "minirun/error.hpp"
 #include "minirun/spec.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -56,7 +58,24 @@ std::optional<std::string> oci_version_problem(std::string_view version);
 
 // The rules that relate several parts of the config (namespaces against the fields that need
 // them, seccomp notify against its listener, id mappings against each other).
+// Each rule reports the first problem it finds; validate_cross_references() the first of
+// all. `mini-run check` runs every rule on its own, to report them all (runtime/check.cpp).
 Status validate_cross_references(const Spec& spec);
+struct CrossCheck {
+    std::string_view name;
+    Status (*check)(const Spec& spec);
+};
+std::span<const CrossCheck> cross_reference_checks();
+
+// The reading half of load_spec(): the config file's text, and its path for messages.
+Result<std::string> read_config(const std::string& bundle_dir, const std::string& config_file,
+                                std::string* path_out);
+
+// parse_spec() of a document already read as JSON. Without `cross_references` only the
+// types and values of each field are checked, not validate_cross_references(): `mini-run
+// check` runs those rules one by one.
+Result<Spec> parse_spec_document(const nlohmann::json& document, std::string_view source_name,
+                                 bool cross_references = true);
 
 // The largest NUMA node number any kernel has (MAX_NUMNODES is 1 << NODES_SHIFT, at most 10).
 inline constexpr uint32_t kMaxNumaNode = 1023;

@@ -365,30 +365,37 @@ std::optional<std::string> oci_version_problem(std::string_view version) {
     return std::nullopt;
 }
 
-Status validate_cross_references(const Spec& spec) {
+namespace {
+
+// Without a mount namespace the container's mounts are made in the caller's one, as runc
+// makes them (mount.hpp). A user namespace could not do that: mounting needs CAP_SYS_ADMIN
+// in the user namespace that owns the mount namespace, the caller's.
+Status check_namespace_set(const Spec& spec) {
     const Linux& linux = spec.linux;
-    // Without a mount namespace the container's mounts are made in the caller's one, as
-    // runc makes them (mount.hpp). A user namespace could not do that: mounting needs
-    // CAP_SYS_ADMIN in the user namespace that owns the mount namespace, the caller's.
     if (linux.find_namespace(NamespaceType::mount) == nullptr &&
         linux.find_namespace(NamespaceType::user) != nullptr) {
         return Error("linux.namespaces: a user namespace needs a mount namespace too: the "
                      "container's mounts would be made in the caller's mount namespace, "
                      "which a user namespace may not change");
     }
-    MR_TRY(check_user_namespace(spec));
-    MR_TRY(check_mount_mappings(spec));
+    return {};
+}
 
-    // sethostname(2) outside a private UTS namespace would rename the host.
-    bool has_uts = linux.find_namespace(NamespaceType::uts) != nullptr;
+// sethostname(2) outside a private UTS namespace would rename the host.
+Status check_uts_names(const Spec& spec) {
+    bool has_uts = spec.linux.find_namespace(NamespaceType::uts) != nullptr;
     if (!spec.hostname.empty() && !has_uts) {
         return Error("hostname: setting a hostname needs a private UTS namespace");
     }
     if (!spec.domainname.empty() && !has_uts) {
         return Error("domainname: setting a domainname needs a private UTS namespace");
     }
+    return {};
+}
 
-    // Offsets can only be written to a time namespace nobody has entered yet: a new one.
+// Offsets can only be written to a time namespace nobody has entered yet: a new one.
+Status check_time_offsets(const Spec& spec) {
+    const Linux& linux = spec.linux;
     if (!linux.time_offsets.empty()) {
         const Namespace* time = linux.find_namespace(NamespaceType::time);
         if (time == nullptr || !time->path.empty()) {
@@ -396,11 +403,38 @@ Status validate_cross_references(const Spec& spec) {
                          "(a \"time\" entry in linux.namespaces without a path)");
         }
     }
+    return {};
+}
 
-    MR_TRY(check_sysctls(spec));
-    MR_TRY(check_net_devices(linux));
-    if (linux.seccomp) {
-        MR_TRY(check_seccomp(*linux.seccomp));
+Status check_spec_net_devices(const Spec& spec) {
+    return check_net_devices(spec.linux);
+}
+
+Status check_spec_seccomp(const Spec& spec) {
+    return spec.linux.seccomp ? check_seccomp(*spec.linux.seccomp) : Status{};
+}
+
+// In the order they run: the namespace set first, since most rules depend on it.
+constexpr std::array<CrossCheck, 8> cross_checks = {{
+    {"namespace set", check_namespace_set},
+    {"user namespace", check_user_namespace},
+    {"mount id mappings", check_mount_mappings},
+    {"hostname and domainname", check_uts_names},
+    {"time offsets", check_time_offsets},
+    {"sysctl", check_sysctls},
+    {"network devices", check_spec_net_devices},
+    {"seccomp", check_spec_seccomp},
+}};
+
+} // namespace
+
+std::span<const CrossCheck> cross_reference_checks() {
+    return cross_checks;
+}
+
+Status validate_cross_references(const Spec& spec) {
+    for (const CrossCheck& check : cross_checks) {
+        MR_TRY(check.check(spec));
     }
     return {};
 }
