@@ -42,6 +42,11 @@ std::string_view subcommand_of(int argc, char** argv) {
     return {};
 }
 
+// `check` exits 1 for warnings only (check.hpp): a command line it cannot use is an error, 2.
+int usage_error_status(std::string_view command) {
+    return command == "check" ? 2 : 1;
+}
+
 int main_impl(int argc, char** argv) {
     // `exec` runs from a protected view of mini-run (runtime/sealed_exe.hpp). The re-exec
     // starts main() over, so it comes first, before any work that would then be done twice.
@@ -163,11 +168,11 @@ int main_impl(int argc, char** argv) {
             return fail(cat("unknown command ", quoted(extras.front()), " (see mini-run --help)"));
         }
         std::cerr << "mini-run: " << e.what() << " (see mini-run --help)\n";
-        return 1;
+        return usage_error_status(named);
     } catch (const CLI::ParseError& e) {
         // One line, like every other error.
         std::cerr << "mini-run: " << e.what() << " (see mini-run --help)\n";
-        return 1;
+        return usage_error_status(named);
     }
 
     global.systemd_cgroup = global.systemd_cgroup || cgroup_manager == "systemd";

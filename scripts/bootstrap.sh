@@ -21,6 +21,9 @@ PACKAGES=(
     groff-base
     # the fault sweep of create (tests/integration/fault_test.cpp) injects failures with it
     strace
+    # rootless containers map /etc/subuid ranges with newuidmap and newgidmap
+    # (tests/integration/rootless_test.cpp)
+    uidmap
     # style checks
     clang-format clang-tidy
 )

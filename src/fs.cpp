@@ -237,6 +237,11 @@ std::pair<std::string, std::string> split_parent(std::string_view path) {
     return {parent, std::string(path.substr(slash + 1))};
 }
 
+bool at_or_below(std::string_view dir, std::string_view path) {
+    return dir == "/" || path == dir ||
+           (path.starts_with(dir) && path.size() > dir.size() && path[dir.size()] == '/');
+}
+
 std::string clean_path(std::string_view path) {
     std::vector<std::string_view> kept;
     for (std::string_view part : components(path)) {

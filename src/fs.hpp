@@ -45,6 +45,9 @@ std::pair<std::string, std::string> split_parent(std::string_view path);
 // Lexically normalises an absolute path: collapses "//", "." and ".." (never above "/").
 std::string clean_path(std::string_view path);
 
+// `path` is `dir` or inside it: "/proc/sys" of "/proc", any path of "/". Both clean.
+bool at_or_below(std::string_view dir, std::string_view path);
+
 // read_file(path) is in minirun/file.hpp, for the CLI too.
 
 // Writes `content` with a single write(2): the kernel requires that for uid_map and friends.

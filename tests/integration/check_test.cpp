@@ -142,3 +142,15 @@ TEST_CASE("check: an unreadable bundle is a one-line error", "[check]") {
         CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
     }
 }
+
+TEST_CASE("check: a command line it cannot use exits 2, never 1 (warnings only)", "[check]") {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"check", "--format", "xml"},
+          std::vector<std::string>{"check", "--no-such-option"}}) {
+        auto result = run_minirun(args);
+        INFO(result.describe());
+        CHECK(result.exit_code == 2);
+        CHECK(result.err.starts_with("mini-run: "));
+        CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+    }
+}

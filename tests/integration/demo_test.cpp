@@ -4,6 +4,7 @@
 // nothing behind: no mount, veth, message queue, process or temporary directory.
 #include "demo_checks.hpp"
 #include "helpers.hpp"
+#include "pty_run.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -136,19 +137,54 @@ TEST_CASE("demo --bundle: the demos run on the given bundle's rootfs and config"
 TEST_CASE("demo: Ctrl-C while the container runs removes everything", "[demo]") {
     DemoRun demos;
     const auto mounts_before = mount_lines();
-    Child demo(demos.argv({"net", "--step"}));
-    REQUIRE(demo.wait_for_output("press Enter"));
+    TempDir files;
+    // --step: the run stops at each step's card on the terminal (Enter there), then the
+    // demo pauses while the container runs (its "press Enter" on stdout).
+    PtyRun demo(demos.argv({"net", "--step"}), files.path(), true);
+    REQUIRE(wait_until(
+        [&] {
+            (void)demo.advance_to("", "-", 100ms);
+            return contains(demo.out(), "press Enter") || demo.exited();
+        },
+        60s));
+    INFO(demo.out() << demo.err());
+    REQUIRE(contains(demo.out(), "press Enter"));
+    CHECK(demo.answered() > 40);
     // Paused with the veth pair up and the container running.
     const std::string host_end = "mrd" + std::to_string(demo.pid()) + "h";
     CHECK(run({"/usr/sbin/ip", "link", "show", host_end}).exit_code == 0);
     CHECK_FALSE(processes_with_marker("mini-run-demo-net-" + std::to_string(demo.pid())).empty());
-    demo.signal(SIGINT);
-    auto result = demo.wait();
-    INFO(result.describe());
-    CHECK(result.exit_code == 130);
-    CHECK(contains(result.out, "interrupted"));
-    CHECK(contains(result.out, "removed the veth pair"));
+    ::kill(demo.pid(), SIGINT);
+    CHECK(demo.wait() == 130);
+    CHECK(contains(demo.out(), "interrupted"));
+    CHECK(contains(demo.out(), "removed the veth pair"));
     CHECK(run({"/usr/sbin/ip", "link", "show", host_end}).exit_code != 0);
+    demos.check_clean(mounts_before);
+}
+
+TEST_CASE("demo --step: Ctrl-C at a step's card removes everything; no terminal is refused",
+          "[demo]") {
+    DemoRun demos;
+    const auto mounts_before = mount_lines();
+    {
+        TempDir files;
+        PtyRun demo(demos.argv({"uts", "--step"}), files.path(), true);
+        REQUIRE_FALSE(demo.advance_to("init", "hostname", 60s).empty());
+        demo.press("\x03");
+        CHECK(demo.wait() == 130);
+        INFO(demo.out() << demo.err());
+        CHECK(contains(demo.out(), "interrupted"));
+    }
+    demos.check_clean(mounts_before);
+
+    // setsid(1): a session without a controlling terminal, where no Enter can come.
+    std::vector<std::string> argv = demos.argv({"uts", "--step"});
+    argv.insert(argv.begin(), "/usr/bin/setsid");
+    auto refused = run(argv);
+    INFO(refused.describe());
+    CHECK(refused.exit_code == 1);
+    CHECK(refused.err.starts_with("mini-run: demo --step waits for Enter on a terminal"));
+    CHECK(split_lines(refused.err).size() == 1);
     demos.check_clean(mounts_before);
 }
 

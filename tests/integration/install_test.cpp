@@ -7,6 +7,7 @@
 // demo_test.cpp checks them (demo_checks.hpp).
 #include "demo_checks.hpp"
 #include "helpers.hpp"
+#include "pty_run.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -153,17 +154,25 @@ TEST_CASE("install: Ctrl-C removes the rootfs the demo made", "[install]") {
     Installed installed;
     HiddenTreeDemos hidden(installed, false);
     const auto mounts_before = mount_lines();
-    Child shell(hidden.demos().argv({"net", "--step"}));
-    REQUIRE(shell.wait_for_output("press Enter", std::chrono::seconds(60)));
+    // --step waits for Enter on a terminal: at each step's card (the run's), then while
+    // the container runs (the demo's "press Enter" on stdout).
+    TempDir files;
+    PtyRun shell(hidden.demos().argv({"net", "--step"}), files.path(), true);
+    REQUIRE(wait_until(
+        [&] {
+            (void)shell.advance_to("", "-", 100ms);
+            return contains(shell.out(), "press Enter") || shell.exited();
+        },
+        60s));
+    INFO(shell.out() << shell.err());
+    REQUIRE(contains(shell.out(), "press Enter"));
     // The shell of the namespace runs the demo as its child: the one to interrupt.
     auto children = children_of(shell.pid());
     REQUIRE(children.size() == 1);
     CHECK_FALSE(processes_with_marker("mini-run-demo-net-" + std::to_string(children[0])).empty());
     kill(children[0], SIGINT);
-    auto result = shell.wait(std::chrono::seconds(60));
-    INFO(result.describe());
-    CHECK(result.exit_code == 130);
-    CHECK(contains(result.out, "interrupted"));
+    CHECK(shell.wait(60s) == 130);
+    CHECK(contains(shell.out(), "interrupted"));
     hidden.check_clean(mounts_before);
 }
 
