@@ -256,7 +256,9 @@ Status Session::start(std::string_view marker) {
         if (!started && run_->err().find("(--explain=step)") != std::string::npos) {
             return interrupted(); // Ctrl-C at a card: the run has removed its container
         }
-        MR_TRY(started);
+        if (!started) {
+            return started.error();
+        }
     }
     return {};
 }
