@@ -585,7 +585,9 @@ constexpr std::array<runtime::Step<Run>, 28> kCreateRecipe = {{
 Result<runtime::Created> runtime::create_internal(const CreateOptions& options,
                                                   const CreateMode& mode, Syscalls& sys) {
     CreateRun run(options, mode, sys);
-    explain::describe_container(options.id, options.root);
+    if (explain::stepping()) {
+        explain::describe_container(options.id, options.root); // the cards' {id}, {root}
+    }
     MR_TRY(runtime::run_recipe(std::span<const runtime::Step<Run>>(kCreateRecipe),
                                runtime::Taker::parent, run));
     return std::move(run.created);

@@ -141,14 +141,10 @@ TEST_CASE("demo: Ctrl-C while the container runs removes everything", "[demo]") 
     // --step: the run stops at each step's card on the terminal (Enter there), then the
     // demo pauses while the container runs (its "press Enter" on stdout).
     PtyRun demo(demos.argv({"net", "--step"}), files.path(), true);
-    REQUIRE(wait_until(
-        [&] {
-            (void)demo.advance_to("", "-", 100ms);
-            return contains(demo.out(), "press Enter") || demo.exited();
-        },
-        60s));
+    const bool paused =
+        demo.answer_cards_until([&] { return contains(demo.out(), "press Enter"); }, 60s);
     INFO(demo.out() << demo.err());
-    REQUIRE(contains(demo.out(), "press Enter"));
+    REQUIRE(paused);
     CHECK(demo.answered() > 40);
     // Paused with the veth pair up and the container running.
     const std::string host_end = "mrd" + std::to_string(demo.pid()) + "h";

@@ -96,6 +96,18 @@ public:
         return {};
     }
 
+    // Presses Enter at every card until `done()` holds (or mini-run exits); whether it held.
+    template <typename Done>
+    bool answer_cards_until(Done done, Millis timeout = default_timeout) {
+        return wait_until(
+                   [&] {
+                       (void)advance_to("", "-", 100ms);
+                       return done() || exited();
+                   },
+                   timeout) &&
+               done();
+    }
+
     void press(std::string_view keys) const {
         REQUIRE(::write(master_, keys.data(), keys.size()) == static_cast<ssize_t>(keys.size()));
     }
