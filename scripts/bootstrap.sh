@@ -26,6 +26,8 @@ PACKAGES=(
     uidmap
     # style checks
     clang-format clang-tidy
+    # the sanitizer build and the fuzzers (scripts/fuzz.sh): clang with libFuzzer
+    clang-16 libfuzzer-16-dev
 )
 
 # shellcheck source=scripts/apt-missing.sh

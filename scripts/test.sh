@@ -14,6 +14,8 @@
 #       (--rootless: an unprivileged user of its own, ROOTLESS_FEATURES=idmap; against
 #       tests/runc-suite/expected-failures-rootless),
 #   5. builds and runs the unit tests with AddressSanitizer and UBSan in build-asan/,
+#   5b. runs each libFuzzer harness (tests/fuzz/) for 30 s (scripts/fuzz.sh; FUZZ_SECONDS=N
+#      for longer), built with clang-16 in build-fuzz/ in the background since step 2,
 #   6. checks the formatting of every C++ file (clang-format),
 #   7. runs clang-tidy over src/ runtime/ cli/ when the repo has a .clang-tidy (started
 #      right after the build, in the background at nice 19; reported at the end).
@@ -36,6 +38,10 @@ on_exit() {
     if [[ -n "${tidy_pid:-}" ]] && kill -0 "$tidy_pid" 2>/dev/null; then
         kill -- "-$tidy_pid" 2>/dev/null || true
         rm -f "$tidy_log"
+    fi
+    if [[ -n "${fuzz_build_pid:-}" ]] && kill -0 "$fuzz_build_pid" 2>/dev/null; then
+        kill -- "-$fuzz_build_pid" 2>/dev/null || true
+        rm -f "$fuzz_build_log"
     fi
     if ((status != 0)) && [[ -n "$current_step" ]]; then
         echo
@@ -121,6 +127,22 @@ if [[ -f .clang-tidy ]]; then
         >"$tidy_log" 2>&1 &
     tidy_pid=$!
 fi
+# The fuzzers' clang build (scripts/fuzz.sh --build-only) goes the same way, in the
+# background at nice 19; the fuzzers run at the end, once the tests no longer need the cpus.
+fuzz_build_log=$(mktemp /tmp/minirun-fuzz-build.XXXXXX)
+setsid --wait nice -n 19 scripts/fuzz.sh --build-only --build build-fuzz >"$fuzz_build_log" 2>&1 &
+fuzz_build_pid=$!
+wait_for_fuzz_build() {
+    local status=0
+    wait "$fuzz_build_pid" || status=$?
+    fuzz_build_pid=""
+    tail -n 3 "$fuzz_build_log"
+    if ((status != 0)); then
+        cat "$fuzz_build_log"
+    fi
+    rm -f "$fuzz_build_log"
+    return "$status"
+}
 wait_for_tidy() {
     local status=0
     wait "$tidy_pid" || status=$?
@@ -139,6 +161,9 @@ step "configure build-asan/ (ASan, UBSan)" \
     -DMINIRUN_WERROR=ON
 step "build unit tests with sanitizers" cmake --build build-asan -j "$JOBS" --target minirun-unit
 step "unit tests with sanitizers" build-asan/minirun-unit
+step "fuzzers' build (started after the build, in the background)" wait_for_fuzz_build
+step "fuzzers, ${FUZZ_SECONDS:-30}s each (scripts/fuzz.sh)" \
+    scripts/fuzz.sh --build build-fuzz --seconds "${FUZZ_SECONDS:-30}"
 step "formatting (clang-format)" check_format
 if [[ -n "$tidy_pid" ]]; then
     step "clang-tidy (started after the build, in the background)" wait_for_tidy

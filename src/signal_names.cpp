@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -74,9 +75,11 @@ Result<int> parse_signal(std::string_view text) {
         }
         if ((sign > 0 && rest.front() == '+') || (sign < 0 && rest.front() == '-')) {
             auto offset = to_number(rest.substr(1));
-            int result = offset ? value + sign * *offset : 0;
+            // In 64 bits: "RTMIN+2147483647" overflowed an int, which is undefined
+            // (UBSan, under tests/fuzz/signals.cpp).
+            int64_t result = offset ? int64_t{value} + int64_t{sign} * *offset : 0;
             if (offset && result >= SIGRTMIN && result <= SIGRTMAX) {
-                return result;
+                return static_cast<int>(result);
             }
         }
     }

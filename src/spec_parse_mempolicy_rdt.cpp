@@ -2,6 +2,7 @@
 // names checked against the kernel's constants, node lists expanded, and the combinations
 // the kernel would refuse refused here, with the field's path.
 #include "minirun/spec.hpp"
+#include "minirun/units.hpp"
 #include "spec_reader.hpp"
 #include "spec_rules.hpp"
 #include "spec_sections.hpp"
@@ -13,55 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace minirun::spec {
-
-namespace rules {
-
-Result<std::vector<uint32_t>> parse_node_list(std::string_view text) {
-    std::vector<uint32_t> nodes;
-    auto number = [](std::string_view digits) -> Result<uint32_t> {
-        uint32_t value = 0;
-        auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-        if (digits.empty() || error != std::errc{} || end != digits.data() + digits.size()) {
-            return Error(EINVAL, cat("expected a node number, got ", quoted(digits)));
-        }
-        if (value > kMaxNumaNode) {
-            return Error(EINVAL, cat("node ", value,
-                                     " is above the largest node number a kernel "
-                                     "can have (",
-                                     kMaxNumaNode, ")"));
-        }
-        return value;
-    };
-    std::string_view rest = text;
-    while (!rest.empty()) {
-        size_t comma = rest.find(',');
-        std::string_view item = rest.substr(0, comma);
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        if (comma != std::string_view::npos && rest.empty()) {
-            return Error(EINVAL, "ends with \",\"");
-        }
-        size_t dash = item.find('-');
-        MR_ASSIGN(uint32_t first, number(item.substr(0, dash)));
-        uint32_t last = first;
-        if (dash != std::string_view::npos) {
-            MR_ASSIGN(last, number(item.substr(dash + 1)));
-            if (last < first) {
-                return Error(EINVAL, cat("range ", quoted(item), " ends before it starts"));
-            }
-        }
-        for (uint32_t node = first; node <= last; ++node) {
-            nodes.push_back(node);
-        }
-    }
-    std::sort(nodes.begin(), nodes.end());
-    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-    return nodes;
-}
-
-} // namespace rules
-
-namespace sections {
+namespace minirun::spec::sections {
 
 using namespace reader; // Node, read, field, member ...: the parser's vocabulary
 
@@ -94,7 +47,7 @@ Status parse_memory_policy(const Node& node, MemoryPolicy& policy) {
     auto nodes = member(node, "nodes");
     if (nodes) {
         MR_TRY(read(*nodes, policy.nodes));
-        auto parsed = rules::parse_node_list(policy.nodes);
+        auto parsed = units::parse_number_list(policy.nodes, {"node", rules::kMaxNumaNode});
         if (!parsed) {
             return nodes->error(parsed.error().message());
         }
@@ -179,5 +132,4 @@ Status parse_intel_rdt(const Node& node, IntelRdt& rdt) {
     return field(node, "enableMBM", rdt.enable_mbm);
 }
 
-} // namespace sections
-} // namespace minirun::spec
+} // namespace minirun::spec::sections

@@ -78,9 +78,7 @@ Result<Spec> parse_spec_document(const nlohmann::json& document, std::string_vie
                                  bool cross_references = true);
 
 // The largest NUMA node number any kernel has (MAX_NUMNODES is 1 << NODES_SHIFT, at most 10).
+// Node lists ("0-3,7") are read by units::parse_number_list.
 inline constexpr uint32_t kMaxNumaNode = 1023;
-// A node list as cpuset(7) writes one ("0-3,7"): the nodes, ascending, without duplicates.
-// Empty text is an empty list. Errors say what is wrong without a path.
-Result<std::vector<uint32_t>> parse_node_list(std::string_view text);
 
 } // namespace minirun::spec::rules

@@ -4,6 +4,7 @@
 #include "fake_syscalls.hpp"
 #include "init.hpp"
 #include "memory_policy.hpp"
+#include "minirun/units.hpp"
 #include "spec_rules.hpp"
 #include "temp_dir.hpp"
 
@@ -81,16 +82,17 @@ TEST_CASE("memoryPolicy: every wrong value is one line naming its field", "[memp
     CHECK(error_of({{"mode", "MPOL_LOCAL"}, {"nodes", "1"}}) ==
           "linux.memoryPolicy.nodes: must be empty with MPOL_LOCAL, got \"1\"");
     CHECK(error_of({{"mode", "MPOL_BIND"}, {"nodes", "a"}}) ==
-          "linux.memoryPolicy.nodes: expected a node number, got \"a\"");
+          "linux.memoryPolicy.nodes: bad node list \"a\": expected a node number at the start of "
+          "an entry");
     CHECK(error_of({{"mode", "MPOL_BIND"}, {"nodes", "3-1"}}) ==
-          "linux.memoryPolicy.nodes: range \"3-1\" ends before it starts");
+          "linux.memoryPolicy.nodes: bad node list \"3-1\": range 3-1 ends before it starts");
     CHECK(error_of({{"mode", "MPOL_BIND"}, {"nodes", "0,"}}) ==
-          "linux.memoryPolicy.nodes: ends with \",\"");
+          "linux.memoryPolicy.nodes: bad node list \"0,\": ends with ','");
     CHECK(error_of({{"mode", "MPOL_BIND"}, {"nodes", "0,,1"}}) ==
-          "linux.memoryPolicy.nodes: expected a node number, got \"\"");
+          "linux.memoryPolicy.nodes: bad node list \"0,,1\": expected a node number at the "
+          "start of an entry");
     CHECK(error_of({{"mode", "MPOL_BIND"}, {"nodes", "0-4096"}}) ==
-          "linux.memoryPolicy.nodes: node 4096 is above the largest node number a kernel can "
-          "have (1023)");
+          "linux.memoryPolicy.nodes: bad node list \"0-4096\": node 4096 is above 1023");
     CHECK(error_of(
               {{"mode", "MPOL_BIND"}, {"nodes", "0"}, {"flags", {"MPOL_F_STATIC_NODES", "X"}}}) ==
           "linux.memoryPolicy.flags[1]: unknown flag \"X\" (expected MPOL_F_NUMA_BALANCING, "
@@ -112,14 +114,17 @@ TEST_CASE("memoryPolicy: every wrong value is one line naming its field", "[memp
 }
 
 TEST_CASE("memoryPolicy: the node list reader", "[mempolicy]") {
-    CHECK(spec::rules::parse_node_list("")->empty());
-    CHECK(*spec::rules::parse_node_list("7") == std::vector<uint32_t>{7});
-    CHECK(*spec::rules::parse_node_list("0-3,7") == std::vector<uint32_t>{0, 1, 2, 3, 7});
-    CHECK(*spec::rules::parse_node_list("1023") == std::vector<uint32_t>{1023});
-    CHECK_FALSE(spec::rules::parse_node_list("-1").ok());
-    CHECK_FALSE(spec::rules::parse_node_list(" 1").ok());
-    CHECK_FALSE(spec::rules::parse_node_list("1-").ok());
-    CHECK_FALSE(spec::rules::parse_node_list("99999999999").ok());
+    auto nodes = [](std::string_view text) {
+        return units::parse_number_list(text, {"node", spec::rules::kMaxNumaNode});
+    };
+    CHECK(nodes("")->empty());
+    CHECK(*nodes("7") == std::vector<uint32_t>{7});
+    CHECK(*nodes("0-3,7") == std::vector<uint32_t>{0, 1, 2, 3, 7});
+    CHECK(*nodes("1023") == std::vector<uint32_t>{1023});
+    CHECK_FALSE(nodes("-1").ok());
+    CHECK_FALSE(nodes(" 1").ok());
+    CHECK_FALSE(nodes("1-").ok());
+    CHECK_FALSE(nodes("99999999999").ok());
 }
 
 TEST_CASE("memoryPolicy: the mask and mode set_mempolicy(2) is given", "[mempolicy]") {

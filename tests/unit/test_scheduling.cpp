@@ -66,6 +66,33 @@ TEST_CASE("cpu lists: each malformed one says what is wrong", "[sched][units]") 
     CHECK(message("99999999999") == R"(bad cpu list "99999999999": cpu 99999999999 is above 8191)");
 }
 
+// Found by tests/fuzz/cpu_list.cpp: each range was expanded as it was read, into a std::set
+// for cpus and a vector for nodes, so a list of many wide ranges cost its length times their
+// width: these lists took seconds and hundreds of megabytes, a 1 MB config minutes and
+// gigabytes. The ranges are now merged first and expanded once.
+TEST_CASE("cpu and node lists: many overlapping ranges cost their length, not their width",
+          "[sched][units]") {
+    std::string cpus_text;
+    for (int i = 0; i < 20000; ++i) {
+        cpus_text += "0-8191,";
+    }
+    cpus_text += "17";
+    auto cpus = units::parse_cpu_list(cpus_text);
+    REQUIRE(cpus.ok());
+    CHECK(cpus->size() == 8192);
+    CHECK((cpus->front() == 0 && cpus->back() == 8191));
+
+    std::string nodes_text;
+    for (int i = 0; i < 100000; ++i) {
+        nodes_text += i % 2 == 0 ? "0-1023," : "512-1023,";
+    }
+    nodes_text += "3";
+    auto nodes = units::parse_number_list(nodes_text, {"node", 1023});
+    REQUIRE(nodes.ok());
+    CHECK(nodes->size() == 1024);
+    CHECK(std::adjacent_find(nodes->begin(), nodes->end()) == nodes->end());
+}
+
 TEST_CASE("process.scheduler: every field into the model", "[sched][spec]") {
     SECTION("SCHED_BATCH with a nice") {
         auto parsed = process_with(R"("scheduler": {"policy": "SCHED_BATCH", "nice": 5})");

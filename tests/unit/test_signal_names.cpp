@@ -28,3 +28,15 @@ TEST_CASE("bad signals are refused with the value named", "[signals]") {
         CHECK(parsed.error().message() == std::string("invalid signal \"") + bad + "\"");
     }
 }
+
+// Found with tests/fuzz/signals.cpp under UBSan: the offset of a real-time signal was added
+// in an int, so these overflowed (undefined behaviour) before they were refused.
+TEST_CASE("real-time offsets at the ends of int are refused, not overflowed", "[signals]") {
+    for (const char* bad : {"RTMIN+2147483647", "SIGRTMAX--2147483648", "RTMAX-2147483647"}) {
+        INFO(bad);
+        auto parsed = parse_signal(bad);
+        REQUIRE_FALSE(parsed.ok());
+        CHECK(parsed.error().message() == std::string("invalid signal \"") + bad + "\"");
+    }
+    CHECK(*parse_signal("RTMIN+30") == SIGRTMAX);
+}

@@ -38,3 +38,16 @@ TEST_CASE("durations read like Go's", "[units]") {
         CHECK_FALSE(parse_duration(bad).ok());
     }
 }
+
+// Found by tests/fuzz/units.cpp: a duration of 2^63 ms or more was converted from double to
+// int64_t, which is undefined behaviour (UBSan: "2e+93 is outside the range of representable
+// values of type 'long'").
+TEST_CASE("durations beyond what milliseconds can hold are refused", "[units]") {
+    for (const char* huge : {"2e90s", "9223372036854775808ms", "1e300h", "9e15s9e15s"}) {
+        INFO(huge);
+        auto parsed = parse_duration(huge);
+        REQUIRE_FALSE(parsed.ok());
+        CHECK(parsed.error().message() == std::string("duration \"") + huge + "\" is too long");
+    }
+    CHECK(parse_duration("9e15ms").value().count() == 9000000000000000);
+}
