@@ -103,12 +103,17 @@ std::optional<std::pair<Path, size_t>> leading_path(std::string_view message) {
             path.push_back({"", index, false});
             at = close + 1;
         } else if (message.substr(at).starts_with(".\"")) {
-            // quoted() escapes '"' and '\' with a backslash.
+            // quoted() escapes '"' and '\' with a backslash and writes a newline as \n (other
+            // control characters become '?', and such a key is not found: the object that
+            // holds it is pruned instead).
             std::string key;
             at += 2;
             while (at < message.size() && message[at] != '"') {
                 if (message[at] == '\\' && at + 1 < message.size()) {
                     ++at;
+                    key += message[at] == 'n' ? '\n' : message[at];
+                    ++at;
+                    continue;
                 }
                 key += message[at++];
             }

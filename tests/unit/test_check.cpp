@@ -270,6 +270,21 @@ TEST_CASE("check: every error at once, each with its path", "[check]") {
         CHECK(error_paths(report) ==
               std::vector<std::string>{"hostname", "linux.sysctl.\"kernel.panic\""});
     }
+    // Messages quote keys with quoted(), which writes a newline as \n; the pruner reads it
+    // back, so the bad entry is removed and the next error is still found (before, keys
+    // went through std::quoted and a newline broke the message in two).
+    SECTION("a key with a newline: one-line messages, and the errors after it are found") {
+        Json config = safe_config();
+        config["linux"]["sysctl"] = {{"net.a\nb", 5}};
+        config["linux"]["namespaces"][1]["type"] = "x\ny";
+        Report report = bundle.check(config);
+        INFO(describe(report));
+        CHECK(error_paths(report) ==
+              std::vector<std::string>{"linux.namespaces[1].type", "linux.sysctl.\"net.a\\nb\""});
+        for (const auto& error : report.errors) {
+            CHECK(error.message.find('\n') == std::string::npos);
+        }
+    }
     SECTION("the plan's errors, after the fields' ones") {
         Json config = safe_config();
         config["mounts"].push_back({{"destination", "/data"}, {"type", "bind"}});

@@ -1,6 +1,7 @@
 #include "minirun/error.hpp"
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
+#include "minirun/spec.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,25 @@ TEST_CASE("errors carry context up the chain and keep errno", "[error]") {
     REQUIRE_FALSE(result.ok());
     CHECK(result.error().message() == "step: bad");
     CHECK(quoted("a\"b") == "\"a\\\"b\"");
+}
+
+// Found by tests/fuzz/config_json.cpp: quoted() of a std::string inside namespace minirun
+// was std::quoted (argument-dependent lookup), which keeps newlines, so a namespace type
+// with a newline in it gave a two-line error. Each spelling of the argument is ours now.
+TEST_CASE("quoted: every argument type escapes control characters, messages stay one line",
+          "[error]") {
+    const std::string text = "a\nb\"c\\d\te";
+    const std::string expected = R"("a\nb\"c\\d?e")";
+    CHECK(quoted(text) == expected);
+    CHECK(quoted(std::string_view(text)) == expected);
+    CHECK(quoted(text.c_str()) == expected);
+    CHECK(cat("x ", quoted(text)) == "x " + expected);
+
+    auto parsed = spec::parse_spec(R"({"ociVersion": "1.0.2", "process": {"args": ["sh"],
+        "cwd": "/"}, "root": {"path": "rootfs"},
+        "linux": {"namespaces": [{"type": "us\ner"}]}})");
+    REQUIRE_FALSE(parsed.ok());
+    CHECK(parsed.error().message() == R"(linux.namespaces[0].type: unknown namespace "us\ner")");
 }
 
 TEST_CASE("container ids", "[id]") {
