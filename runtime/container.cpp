@@ -372,6 +372,15 @@ Status clone_the_init(Run& r) {
     context.cgroup_join = &r.cgroup_join;
     context.exec_gate = r.exec_gate.get();
     context.bind_sources = &r.bind_sources;
+    // Without cgroups of its own, only its pid leads to the init: it is saved to
+    // recovery.json right after the clone, and until then the init must not become
+    // independent of us (clear its parent death signal, report created). So it waits for
+    // kParentReady, sent after the save: a create killed before that takes the init along
+    // (the sync socket's end of stream), one killed later leaves it to delete --force.
+    const bool only_pid_finds_init = r.cgroup.empty() || r.created.record.cgroup_shared;
+    if (only_pid_finds_init) {
+        r.created.plan.wait_for_parent = true;
+    }
     bool born_in_cgroup = false;
     {
         auto v2_dir = r.cgroup.open_v2_dir();
@@ -389,6 +398,12 @@ Status clone_the_init(Run& r) {
     // open that the init is gone.
     r.fifo.reset();
     r.created.record.pid = r.init.get();
+    // state.json keeps pid 0 ("creating") until record_the_init.
+    if (only_pid_finds_init) {
+        state::Record known = r.created.record;
+        MR_ASSIGN(known.pid_start_time, state::process_start_time(known.pid));
+        MR_TRY(r.created.dir.save_recovery(known));
+    }
     return {};
 }
 

@@ -492,6 +492,15 @@ Status delete_container(const std::string& root, const std::string& id, bool for
         }
         return record.error();
     }
+    if (force && record->pid == 0) {
+        // A create that died before it recorded its init (we hold the lock: it is gone)
+        // may have left it running; without cgroups to find it by, recovery.json has its
+        // pid from right after the clone (container.cpp, clone_the_init).
+        if (auto saved = dir->load_recovery(); saved && saved->pid != 0) {
+            record->pid = saved->pid;
+            record->pid_start_time = saved->pid_start_time;
+        }
+    }
     runtime::Opened container{std::move(*dir), std::move(*record), state::Status::stopped};
     container.status = container.dir.status_of(container.record);
     auto spec = runtime::saved_spec(container.dir);

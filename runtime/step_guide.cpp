@@ -56,7 +56,8 @@ constexpr std::array<StepGuide, 73> kGuides = {{
      "nothing: only without a mount namespace, to undo the init's mounts on failure", ""},
     {"clone the init",
      "clone3(CLONE_NEWNS|CLONE_NEWUTS|CLONE_NEWIPC|CLONE_NEWPID|CLONE_NEWNET|... "
-     "CLONE_INTO_CGROUP): the namespaces of linux.namespaces, all at once",
+     "CLONE_INTO_CGROUP): the namespaces of linux.namespaces, all at once; without cgroups "
+     "of its own, a write of recovery.json (its pid)",
      "everything below: from here the init has namespaces of its own",
      "ls -l /proc/{pid}/ns; readlink /proc/self/ns/* (the pid is on the next cards)"},
     {"join the RDT group", "write of the init's pid to the group's tasks file", "as above", ""},
