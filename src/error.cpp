@@ -4,7 +4,7 @@
 
 namespace minirun {
 
-std::string quoted(std::string_view text) {
+std::string Quote::operator()(std::string_view text) const {
     std::string out;
     out.reserve(text.size() + 2);
     out.push_back('"');

@@ -27,17 +27,16 @@ std::string cat(const Parts&... parts) {
 
 // Quotes a value the way error messages show user input: "foo". '"' and '\' get a backslash,
 // a newline is written \n and other control characters ?, so that a message stays one line.
-std::string quoted(std::string_view text);
-// The same for a std::string. Without this overload, quoted(some_std_string) inside
-// namespace minirun found std::quoted by argument-dependent lookup (an exact template match
-// beats the conversion to string_view), which leaves newlines as they are: a config value
-// with a newline made a two-line error (found by tests/fuzz/config_json.cpp).
-inline std::string quoted(const std::string& text) {
-    return quoted(std::string_view(text));
-}
-inline std::string quoted(const char* text) { // else ambiguous between the two above
-    return quoted(std::string_view(text));
-}
+//
+// An object, not a function: a call of a function named quoted with a std::string argument
+// finds std::quoted too, by argument-dependent lookup, and std::quoted(std::string&) is the
+// better match. It leaves newlines as they are, so a config value with a newline made a
+// two-line error (found by tests/fuzz/config_json.cpp). A call through an object does no
+// such lookup.
+struct Quote {
+    std::string operator()(std::string_view text) const;
+};
+inline constexpr Quote quoted{};
 
 class Error {
 public:

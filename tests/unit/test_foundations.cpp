@@ -31,7 +31,7 @@ TEST_CASE("errors carry context up the chain and keep errno", "[error]") {
 
 // Found by tests/fuzz/config_json.cpp: quoted() of a std::string inside namespace minirun
 // was std::quoted (argument-dependent lookup), which keeps newlines, so a namespace type
-// with a newline in it gave a two-line error. Each spelling of the argument is ours now.
+// with a newline in it gave a two-line error. quoted is an object now, which ADL ignores.
 TEST_CASE("quoted: every argument type escapes control characters, messages stay one line",
           "[error]") {
     const std::string text = "a\nb\"c\\d\te";
