@@ -24,31 +24,6 @@ namespace {
 constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 constexpr const char* loop = "while true; do sleep 0.1; done";
 
-// The hierarchies mounted below /sys/fs/cgroup (real directories, not the cpu/cpuacct
-// style symlinks some hosts add).
-std::vector<std::string> hierarchies() {
-    std::vector<std::string> out;
-    for (const MountInfo& mount : host_mounts()) {
-        if ((mount.fs_type == "cgroup" || mount.fs_type == "cgroup2") &&
-            stdfs::path(mount.mount_point).parent_path() == kCgroupRoot) {
-            out.push_back(mount.mount_point);
-        }
-    }
-    return out;
-}
-
-// Every directory named `relative` (e.g. "/mini-run/<id>") in any hierarchy.
-std::vector<std::string> cgroup_dirs(const std::string& relative) {
-    std::vector<std::string> out;
-    for (const std::string& hierarchy : hierarchies()) {
-        std::error_code error;
-        if (stdfs::is_directory(hierarchy + relative, error)) {
-            out.push_back(hierarchy + relative);
-        }
-    }
-    return out;
-}
-
 std::string trimmed(std::optional<std::string> text) {
     if (!text) {
         return "<missing>";

@@ -31,30 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The hierarchies mounted below /sys/fs/cgroup.
-std::vector<std::string> hierarchies() {
-    std::vector<std::string> out;
-    for (const MountInfo& mount : host_mounts()) {
-        if ((mount.fs_type == "cgroup" || mount.fs_type == "cgroup2") &&
-            stdfs::path(mount.mount_point).parent_path() == "/sys/fs/cgroup") {
-            out.push_back(mount.mount_point);
-        }
-    }
-    return out;
-}
-
-// The directories of the container's default cgroup, /mini-run/<id>, in any hierarchy.
-std::vector<std::string> cgroup_dirs(const std::string& id) {
-    std::vector<std::string> out;
-    for (const std::string& hierarchy : hierarchies()) {
-        std::error_code error;
-        if (stdfs::is_directory(hierarchy + "/mini-run/" + id, error)) {
-            out.push_back(hierarchy + "/mini-run/" + id);
-        }
-    }
-    return out;
-}
-
 bool exists(const std::string& path) {
     struct stat st {};
     return ::lstat(path.c_str(), &st) == 0;
@@ -101,33 +77,10 @@ std::vector<pid_t> processes_of(const std::string& id, const std::string& rootfs
     return alive;
 }
 
-// `argv` started with stdin from /dev/null and stdout and stderr into `log`, and nothing
-// else open: the init it makes may hold them for as long as it likes.
+// `argv` with nothing open but /dev/null and `log`: the init it makes may hold them for as
+// long as it likes (helpers.hpp, spawn_logged).
 pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
-    int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    REQUIRE(in >= 0);
-    REQUIRE(out >= 0);
-    std::vector<char*> c_argv;
-    for (const auto& arg : argv) {
-        c_argv.push_back(const_cast<char*>(arg.c_str()));
-    }
-    c_argv.push_back(nullptr);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        ::signal(SIGPIPE, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0 ||
-            ::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
-            _exit(126);
-        }
-        ::execv(c_argv[0], c_argv.data());
-        _exit(127);
-    }
-    ::close(in);
-    ::close(out);
+    pid_t pid = spawn_logged(argv, log);
     REQUIRE(pid > 0);
     return pid;
 }
@@ -299,7 +252,7 @@ TEST_CASE("crash: create SIGKILLed at a random point, then delete --force leaves
         if (exists(runtime.root() + "/" + id)) {
             left.push_back("state directory " + runtime.root() + "/" + id);
         }
-        for (const auto& dir : cgroup_dirs(id)) {
+        for (const auto& dir : cgroup_dirs("/mini-run/" + id)) {
             left.push_back("cgroup " + dir);
         }
         std::vector<pid_t> pids;
@@ -329,7 +282,7 @@ TEST_CASE("crash: create SIGKILLed at a random point, then delete --force leaves
             }
             std::this_thread::sleep_for(100ms);
             reap_orphans();
-            for (const auto& dir : cgroup_dirs(id)) {
+            for (const auto& dir : cgroup_dirs("/mini-run/" + id)) {
                 ::rmdir(dir.c_str());
             }
             remove_tree(runtime.root() + "/" + id);
@@ -384,7 +337,7 @@ TEST_CASE("crash: --root on a full tmpfs: create and run fail with one line nami
         for (const auto& entry : entries) {
             FAIL_CHECK("left under --root: " << entry);
         }
-        for (const auto& dir : cgroup_dirs(id)) {
+        for (const auto& dir : cgroup_dirs("/mini-run/" + id)) {
             FAIL_CHECK("left behind: cgroup " << dir);
         }
         for (pid_t pid : processes_of(id, bundle.rootfs())) {

@@ -51,18 +51,6 @@ bool have_strace() {
     return ::access(kStrace.c_str(), X_OK) == 0 && run({kStrace, "-V"}).exit_code == 0;
 }
 
-// The container's cgroup directories on this host, which must not exist after a failure.
-std::vector<std::string> cgroup_dirs(const std::string& cgroups_path) {
-    std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator("/sys/fs/cgroup")) {
-        std::string dir = entry.path().string() + cgroups_path;
-        if (std::filesystem::exists(dir)) {
-            found.push_back(dir);
-        }
-    }
-    return found;
-}
-
 } // namespace
 
 TEST_CASE("create: whichever of its system calls fails, nothing is left behind", "[fault]") {

@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -496,6 +497,63 @@ std::vector<MountInfo> parse_mountinfo(std::string_view text) {
 
 std::vector<MountInfo> host_mounts() {
     return parse_mountinfo(read_file("/proc/self/mountinfo").value_or(""));
+}
+
+std::vector<std::string> cgroup_hierarchies() {
+    std::vector<std::string> out;
+    for (const MountInfo& mount : host_mounts()) {
+        if ((mount.fs_type == "cgroup" || mount.fs_type == "cgroup2") &&
+            std::filesystem::path(mount.mount_point).parent_path() == "/sys/fs/cgroup") {
+            out.push_back(mount.mount_point);
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> cgroup_dirs(const std::string& relative) {
+    std::vector<std::string> out;
+    for (const std::string& hierarchy : cgroup_hierarchies()) {
+        std::error_code error;
+        if (std::filesystem::is_directory(hierarchy + relative, error)) {
+            out.push_back(hierarchy + relative);
+        }
+    }
+    return out;
+}
+
+pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log) {
+    int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (in < 0 || out < 0) {
+        if (in >= 0) {
+            ::close(in);
+        }
+        if (out >= 0) {
+            ::close(out);
+        }
+        return -1;
+    }
+    std::vector<char*> c_argv;
+    for (const auto& arg : argv) {
+        c_argv.push_back(const_cast<char*>(arg.c_str()));
+    }
+    c_argv.push_back(nullptr);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0 ||
+            ::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+            _exit(126);
+        }
+        ::execv(c_argv[0], c_argv.data());
+        _exit(127);
+    }
+    ::close(in);
+    ::close(out);
+    return pid;
 }
 
 std::vector<pid_t> children_of(pid_t pid) {

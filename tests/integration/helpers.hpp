@@ -151,6 +151,16 @@ struct MountInfo {
 };
 std::vector<MountInfo> parse_mountinfo(std::string_view text);
 std::vector<MountInfo> host_mounts();
+// The cgroup hierarchies mounted below /sys/fs/cgroup: their mount points (not the
+// cpu/cpuacct style symlinks some hosts add).
+std::vector<std::string> cgroup_hierarchies();
+// Every directory `relative` ("/mini-run/<id>") in any hierarchy: what is left of a cgroup.
+std::vector<std::string> cgroup_dirs(const std::string& relative);
+// `argv` (an absolute path first) started with stdin from /dev/null, stdout and stderr
+// into the file `log`, no other descriptor and the default signal mask: a container it
+// makes may hold them as long as it likes. -1 when it could not be started. Asserts
+// nothing, so threads may call it.
+pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log);
 
 // Processes whose parent is `pid` (by scanning /proc/*/stat; this kernel may lack the
 // /proc/<pid>/task/<tid>/children file).

@@ -43,72 +43,18 @@ double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// One command of a worker thread: stdin from /dev/null, stdout and stderr into `log` (a
-// container that inherits them cannot hold the test up), no other descriptor. Waits for
-// the command itself through a pidfd, never for its containers.
-struct Outcome {
-    int exit_code = -1; // or 128+N when killed by signal N
-    bool timed_out = false;
-    std::string log;
-    [[nodiscard]] std::string describe() const {
-        return "exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") + ": " +
-               read_file(log).value_or("<no output>");
+// `worker` on kThreads threads at once; the seconds until the last one is done.
+template <typename Worker>
+double on_all_threads(const Worker& worker) {
+    const auto start = Clock::now();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back(worker);
     }
-};
-
-Outcome command(const std::vector<std::string>& argv, const std::string& log,
-                Millis timeout = 20s) {
-    Outcome outcome;
-    outcome.log = log;
-    int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (in < 0 || out < 0) {
-        if (in >= 0) {
-            ::close(in);
-        }
-        return outcome;
+    for (auto& thread : threads) {
+        thread.join();
     }
-    std::vector<char*> c_argv;
-    for (const auto& arg : argv) {
-        c_argv.push_back(const_cast<char*>(arg.c_str()));
-    }
-    c_argv.push_back(nullptr);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        ::signal(SIGPIPE, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0 ||
-            ::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
-            _exit(126);
-        }
-        ::execv(c_argv[0], c_argv.data());
-        _exit(127);
-    }
-    ::close(in);
-    ::close(out);
-    if (pid < 0) {
-        return outcome;
-    }
-    int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (pidfd >= 0) {
-        pollfd entry{pidfd, POLLIN, 0};
-        int ready = 0;
-        do {
-            ready = ::poll(&entry, 1, static_cast<int>(timeout.count()));
-        } while (ready < 0 && errno == EINTR);
-        ::close(pidfd);
-        if (ready == 0) {
-            outcome.timed_out = true;
-            ::kill(pid, SIGKILL);
-        }
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return outcome;
+    return seconds_since(start);
 }
 
 // Waits for a process of ours (a container's init, reparented to the subreaper test) to
@@ -131,6 +77,40 @@ std::optional<int> wait_and_reap(pid_t pid, Millis timeout = 10s) {
     return status;
 }
 
+// One command of a worker thread: stdin from /dev/null, stdout and stderr into `log` (a
+// container that inherits them cannot hold the test up), no other descriptor. Waits for
+// the command itself through a pidfd, never for its containers.
+struct Outcome {
+    int exit_code = -1; // or 128+N when killed by signal N
+    bool timed_out = false;
+    std::string log;
+    [[nodiscard]] std::string describe() const {
+        return "exit " + std::to_string(exit_code) + (timed_out ? " (timed out)" : "") + ": " +
+               read_file(log).value_or("<no output>");
+    }
+};
+
+Outcome command(const std::vector<std::string>& argv, const std::string& log,
+                Millis timeout = 20s) {
+    Outcome outcome;
+    outcome.log = log;
+    pid_t pid = spawn_logged(argv, log);
+    if (pid < 0) {
+        return outcome;
+    }
+    std::optional<int> status = wait_and_reap(pid, timeout);
+    if (!status) {
+        outcome.timed_out = true;
+        ::kill(pid, SIGKILL);
+        int killed = 0;
+        while (::waitpid(pid, &killed, 0) < 0 && errno == EINTR) {
+        }
+        status = killed;
+    }
+    outcome.exit_code = WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
+    return outcome;
+}
+
 std::optional<pid_t> pid_in(const std::string& path) {
     auto text = read_file(path);
     if (!text || text->empty() || text->size() > 10 ||
@@ -147,9 +127,12 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         list_.push_back(std::move(problem));
     }
-    [[nodiscard]] std::vector<std::string> list() const {
+    // On the main thread, once the workers are joined: each problem a failed check.
+    void fail_each() const {
         std::lock_guard<std::mutex> lock(mutex_);
-        return list_;
+        for (const std::string& problem : list_) {
+            FAIL_CHECK(problem);
+        }
     }
 
 private:
@@ -170,18 +153,6 @@ std::vector<std::string> entries_of(const std::string& dir) {
 
 size_t own_fd_count() {
     return entries_of("/proc/self/fd").size();
-}
-
-// The hierarchies mounted below /sys/fs/cgroup.
-std::vector<std::string> hierarchies() {
-    std::vector<std::string> out;
-    for (const MountInfo& mount : host_mounts()) {
-        if ((mount.fs_type == "cgroup" || mount.fs_type == "cgroup2") &&
-            stdfs::path(mount.mount_point).parent_path() == "/sys/fs/cgroup") {
-            out.push_back(mount.mount_point);
-        }
-    }
-    return out;
 }
 
 std::string link_of(const std::string& path) {
@@ -212,7 +183,7 @@ public:
         for (const auto& entry : runtime.root_entries()) {
             found.push_back("state directory under --root: " + entry);
         }
-        for (const auto& hierarchy : hierarchies()) {
+        for (const auto& hierarchy : cgroup_hierarchies()) {
             for (const auto& id : ids) {
                 std::error_code error;
                 if (stdfs::exists(hierarchy + "/mini-run/" + id, error)) {
@@ -316,7 +287,7 @@ void check_nothing_left(const Baseline& baseline, const Runtime& runtime,
         std::this_thread::sleep_for(100ms);
         reap_orphans();
     }
-    for (const auto& hierarchy : hierarchies()) {
+    for (const auto& hierarchy : cgroup_hierarchies()) {
         for (const auto& id : ids) {
             ::rmdir((hierarchy + "/mini-run/" + id).c_str());
         }
@@ -380,20 +351,10 @@ TEST_CASE("soak: 240 lifecycles 8-way (create, start, exit, delete) leave nothin
             }
         }
     };
-    const auto start = Clock::now();
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-        threads.emplace_back(worker);
-    }
-    for (auto& thread : threads) {
-        thread.join();
-    }
-    const double took = seconds_since(start);
+    const double took = on_all_threads(worker);
     WARN("soak: " << kContainers << " lifecycles " << kThreads << "-way in " << took
                   << " s: " << kContainers / took << " containers/s");
-    for (const auto& problem : problems.list()) {
-        FAIL_CHECK(problem);
-    }
+    problems.fail_each();
     check_nothing_left(baseline, runtime, ids);
 }
 
@@ -435,20 +396,10 @@ TEST_CASE("soak: 200 execs 8-way into one container, which holds only fds 0, 1 a
             }
         }
     };
-    const auto start = Clock::now();
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-        threads.emplace_back(worker);
-    }
-    for (auto& thread : threads) {
-        thread.join();
-    }
-    const double took = seconds_since(start);
+    const double took = on_all_threads(worker);
     WARN("soak: " << kExecs << " execs " << kThreads << "-way into one container in " << took
                   << " s: " << kExecs / took << " execs/s");
-    for (const auto& problem : problems.list()) {
-        FAIL_CHECK(problem);
-    }
+    problems.fail_each();
     // The storm left the init as it was: still running, still with the same descriptors.
     CHECK(process_alive(init));
     CHECK(entries_of("/proc/" + std::to_string(init) + "/fd") == stdio);

@@ -25,30 +25,6 @@ namespace {
 
 constexpr const char* loop = "while true; do sleep 0.1; done";
 
-// The hierarchies mounted below /sys/fs/cgroup.
-std::vector<std::string> hierarchies() {
-    std::vector<std::string> out;
-    for (const MountInfo& mount : host_mounts()) {
-        if ((mount.fs_type == "cgroup" || mount.fs_type == "cgroup2") &&
-            stdfs::path(mount.mount_point).parent_path() == "/sys/fs/cgroup") {
-            out.push_back(mount.mount_point);
-        }
-    }
-    return out;
-}
-
-// The directories of the container's default cgroup, /mini-run/<id>, in any hierarchy.
-std::vector<std::string> cgroup_dirs(const std::string& id) {
-    std::vector<std::string> out;
-    for (const std::string& hierarchy : hierarchies()) {
-        std::error_code error;
-        if (stdfs::is_directory(hierarchy + "/mini-run/" + id, error)) {
-            out.push_back(hierarchy + "/mini-run/" + id);
-        }
-    }
-    return out;
-}
-
 std::string slurp(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -199,7 +175,7 @@ TEST_CASE("reused init pid: kill, kill --all, ps, exec, pause and delete leave i
     std::this_thread::sleep_for(200ms); // nothing happens, as above
     CHECK(stranger.alive());
     CHECK(runtime.root_entries().empty());
-    CHECK(cgroup_dirs(id).empty());
+    CHECK(cgroup_dirs("/mini-run/" + id).empty());
 }
 
 TEST_CASE("damaged state.json: state, list and delete say it is corrupt; delete --force "
@@ -219,7 +195,7 @@ TEST_CASE("damaged state.json: state, list and delete say it is corrupt; delete 
     const std::string& id = bundle.id();
     pid_t init = run_detached(runtime, bundle);
     REQUIRE(wait_for_processes(bundle, 3));
-    REQUIRE_FALSE(cgroup_dirs(id).empty());
+    REQUIRE_FALSE(cgroup_dirs("/mini-run/" + id).empty());
 
     const std::string path = state_path(runtime, id);
     const std::string good = slurp(path);
@@ -266,7 +242,7 @@ TEST_CASE("damaged state.json: state, list and delete say it is corrupt; delete 
     CHECK(wait_for_exit(init));
     CHECK(wait_for_no_processes(bundle));
     reap_orphans();
-    auto left = cgroup_dirs(id);
+    auto left = cgroup_dirs("/mini-run/" + id);
     INFO("cgroups left: " << nlohmann::json(left).dump());
     CHECK(left.empty());
     CHECK(runtime.root_entries().empty());
@@ -297,7 +273,7 @@ TEST_CASE("damaged state.json and recovery.json: delete --force finds the cgroup
     CHECK(wait_for_exit(init));
     CHECK(wait_for_no_processes(bundle));
     reap_orphans();
-    CHECK(cgroup_dirs(id).empty());
+    CHECK(cgroup_dirs("/mini-run/" + id).empty());
     CHECK(runtime.root_entries().empty());
 }
 
@@ -311,7 +287,7 @@ TEST_CASE("damaged state.json without cgroups: delete --force ends the init reco
     const std::string& id = bundle.id();
     pid_t init = run_detached(runtime, bundle, {"--cgroup-manager", "disabled"});
     REQUIRE(wait_for_processes(bundle, 2));
-    REQUIRE(cgroup_dirs(id).empty());
+    REQUIRE(cgroup_dirs("/mini-run/" + id).empty());
     std::ofstream(state_path(runtime, id), std::ios::trunc) << "garbage";
 
     auto deleted = runtime({"delete", "--force", id});
