@@ -337,8 +337,8 @@ std::optional<Problem> check_executable(const runtime::Plan& plan) {
                            minirun::quoted(candidates.front()), " in the rootfs")};
     }
     return Problem{"process.args[0]",
-                   cat(minirun::quoted(name), ": executable file not found in the rootfs's $PATH (",
-                       search, ")")};
+                   cat(minirun::quoted(name), ": executable file not found in the rootfs's $PATH ",
+                       minirun::quoted(search))};
 }
 
 // The plan `create` would make, with each wrong part removed (`spec` is parsed again each

@@ -298,6 +298,14 @@ TEST_CASE("check: every error at once, each with its path", "[check]") {
         Json config = safe_config();
         config["process"]["args"] = {"no-such-program"};
         CHECK(error_paths(bundle.check(config)) == std::vector<std::string>{"process.args[0]"});
+        // Found by tests/fuzz/config_json.cpp: the $PATH searched was printed as it is, and a
+        // PATH with a newline made the message two lines.
+        config["process"]["env"] = {"PATH=/usr/bin:/x\ny"};
+        Report missing = bundle.check(config);
+        REQUIRE(missing.errors.size() == 1);
+        CHECK(missing.errors[0].message ==
+              R"("no-such-program": executable file not found in the rootfs's $PATH )"
+              R"("/usr/bin:/x\ny")");
         config["process"]["args"] = {"/bin/sh"};
         CHECK(bundle.check(config).errors.empty());
         config["root"]["path"] = "missing";
