@@ -126,8 +126,11 @@ run_one() {
         args+=(-dict="$dictionary")
     fi
     # New inputs go to the working corpus (first directory); the seeds are only read.
+    local begin=$SECONDS status=0
     "$BUILD/fuzz-$target" "${args[@]}" "$work" "$(corpus_of "$target")" \
-        >"$logs/$target.log" 2>&1
+        >"$logs/$target.log" 2>&1 || status=$?
+    echo $((SECONDS - begin)) >"$logs/$target.seconds"
+    return "$status"
 }
 
 echo "fuzz.sh: ${#TARGETS[@]} targets, ${SECONDS_PER_TARGET}s each, $JOBS at a time"
@@ -169,7 +172,7 @@ summary=$BUILD/fuzz-summary.txt
             result="FOUND ($(grep -m1 -oE 'ERROR: [A-Za-z]+: [a-z-]+|ERROR: libFuzzer: [a-z-]+|fuzz invariant broken: .*|runtime error: .*' "$log" || echo "exit $rc"))"
             failed=1
         fi
-        printf '%-18s %8s %12s %8s %7s %7s %7s  %s\n' "$target" "$SECONDS_PER_TARGET" \
+        printf '%-18s %8s %12s %8s %7s %7s %7s  %s\n' "$target" "$(cat "$logs/$target.seconds")" \
             "$(field "$log" '^stat::number_of_executed_units: ([0-9]+)')" \
             "$(field "$log" '^stat::average_exec_per_sec: +([0-9]+)')" \
             "$(field "$log" '.* cov: ([0-9]+) .*')" \
