@@ -148,6 +148,26 @@ fi
 VERSION=$(cat "$SRC/VERSION")
 echo "runc-suite: runc $VERSION's suite from $SRC"
 
+# One fix to the suite's own harness, the same for every runtime: setup_seccompagent starts
+# the seccomp agent in the background and returns at once, and "SCMP_ACT_NOTIFY no
+# seccompagent" calls teardown_seccompagent right after setup. When the agent has not yet
+# written its pid file (it does so just before it listens), the teardown kills nothing, the
+# agent then listens, the runtime connects, and the test fails for runc as for mini-run: it
+# did so once in CI under load. The setup now waits (up to 5 s) for the agent's socket.
+# Idempotent: the source tree is kept between runs.
+HELPERS=$SRC/tests/integration/helpers.bash
+if ! grep -q 'mini-run runc-suite.sh: wait for the agent' "$HELPERS"; then
+    awk '{ print }
+        /-pid-file "\$BATS_TMPDIR\/seccompagent.pid" &\) &$/ {
+            print "\t# mini-run runc-suite.sh: wait for the agent (see scripts/runc-suite.sh)"
+            print "\tlocal i; for ((i = 0; i < 100; i++)); do [ -S \"$SECCCOMP_AGENT_SOCKET\" ] && break; sleep 0.05; done"
+            found = 1
+        }
+        END { exit found ? 0 : 1 }' "$HELPERS" >"$HELPERS.new" ||
+        { echo "runc-suite: setup_seccompagent not found in $HELPERS" >&2; rm -f "$HELPERS.new"; exit 1; }
+    mv "$HELPERS.new" "$HELPERS"
+fi
+
 # --- 2. the helper programs -------------------------------------------------------------
 for cmd in recvtty sd-helper seccompagent; do
     out=$SRC/contrib/cmd/$cmd/$cmd
