@@ -30,19 +30,17 @@ BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
 
 summary=()
 current_step=""
+declare -A bg_pid=() bg_log=()
 started=$(date +%s)
 
 on_exit() {
     local status=$?
-    # A clang-tidy still running in the background (a step failed before its own) ends too.
-    if [[ -n "${tidy_pid:-}" ]] && kill -0 "$tidy_pid" 2>/dev/null; then
-        kill -- "-$tidy_pid" 2>/dev/null || true
-        rm -f "$tidy_log"
-    fi
-    if [[ -n "${fuzz_build_pid:-}" ]] && kill -0 "$fuzz_build_pid" 2>/dev/null; then
-        kill -- "-$fuzz_build_pid" 2>/dev/null || true
-        rm -f "$fuzz_build_log"
-    fi
+    # A background job still running (a step failed before its own) ends too.
+    local name
+    for name in "${!bg_pid[@]}"; do
+        kill -- "-${bg_pid[$name]}" 2>/dev/null || true
+        rm -f "${bg_log[$name]}"
+    done
     if ((status != 0)) && [[ -n "$current_step" ]]; then
         echo
         echo "test.sh: FAILED at step \"$current_step\" (exit status $status)" >&2
@@ -114,59 +112,59 @@ step "configure build/ ($BUILD_TYPE)" \
 step "build" cmake --build build -j "$JOBS"
 step "example rootfs" scripts/make-rootfs.sh
 
-# clang-tidy is the longest step (about a quarter hour on 2 cores) and needs only the build's
-# compile database, so it starts now, in the background at the lowest CPU priority (nice
-# 19): the test steps below mostly wait (on containers, the engines' daemons, bats), and
-# tidy takes only the CPU they leave idle. Its own step at the end waits for it and
-# reports. It runs in a process group of its own, so a failing step ends all of it.
-tidy_pid=""
-tidy_log=""
-if [[ -f .clang-tidy ]]; then
-    tidy_log=$(mktemp /tmp/minirun-tidy.XXXXXX)
-    setsid --wait nice -n 19 bash -c "$(declare -f run_clang_tidy); JOBS=$JOBS run_clang_tidy" \
-        >"$tidy_log" 2>&1 &
-    tidy_pid=$!
-fi
-# The fuzzers' clang build (scripts/fuzz.sh --build-only) goes the same way, in the
-# background at nice 19; the fuzzers run at the end, once the tests no longer need the cpus.
-fuzz_build_log=$(mktemp /tmp/minirun-fuzz-build.XXXXXX)
-setsid --wait nice -n 19 scripts/fuzz.sh --build-only --build build-fuzz >"$fuzz_build_log" 2>&1 &
-fuzz_build_pid=$!
-wait_for_fuzz_build() {
-    local status=0
-    wait "$fuzz_build_pid" || status=$?
-    fuzz_build_pid=""
-    tail -n 3 "$fuzz_build_log"
-    if ((status != 0)); then
-        cat "$fuzz_build_log"
+# Three jobs need only the build's sources and compile database, not the cpus the tests
+# use: clang-tidy (the longest, about a quarter hour on 2 cores), the sanitizer build of the
+# unit tests and the fuzzers' clang build. They start now, in the background at the lowest
+# CPU priority (nice 19): the test steps below mostly wait (on containers, the engines'
+# daemons, bats), and these take only the CPU those leave idle. Each one's step at the end
+# waits for it and reports. Each runs in a process group of its own, so that a failing step
+# ends all of it.
+#
+# background NAME COMMAND...: starts COMMAND so; wait_background NAME [full] waits for it
+# and prints its output (all of it with "full" or when it failed, else its last lines).
+background() {
+    local name=$1
+    shift
+    bg_log[$name]=$(mktemp "/tmp/minirun-$name.XXXXXX")
+    setsid --wait nice -n 19 "$@" >"${bg_log[$name]}" 2>&1 &
+    bg_pid[$name]=$!
+}
+wait_background() {
+    local name=$1 how=${2:-} status=0
+    wait "${bg_pid[$name]}" || status=$?
+    unset "bg_pid[$name]"
+    if [[ $how == full ]] || ((status != 0)); then
+        cat "${bg_log[$name]}"
+    else
+        tail -n 3 "${bg_log[$name]}"
     fi
-    rm -f "$fuzz_build_log"
+    rm -f "${bg_log[$name]}"
+    unset "bg_log[$name]"
     return "$status"
 }
-wait_for_tidy() {
-    local status=0
-    wait "$tidy_pid" || status=$?
-    tidy_pid=""
-    cat "$tidy_log"
-    rm -f "$tidy_log"
-    return "$status"
+if [[ -f .clang-tidy ]]; then
+    background tidy bash -c "$(declare -f run_clang_tidy); JOBS=$JOBS run_clang_tidy"
+fi
+build_asan() {
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMINIRUN_SANITIZE=ON -DMINIRUN_TESTS=ON \
+        -DMINIRUN_WERROR=ON && cmake --build build-asan -j "$JOBS" --target minirun-unit
 }
+background asan bash -c "$(declare -f build_asan); JOBS=$JOBS build_asan"
+background fuzz-build scripts/fuzz.sh --build-only --build build-fuzz
 step "unit and integration tests (ctest)" \
     ctest --test-dir build --output-on-failure --timeout 1200
 step "engines (podman, containerd, docker)" scripts/engines-test.sh build/mini-run
 step "runc's integration suite" scripts/runc-suite.sh --runtime build/mini-run
 step "runc's integration suite, rootless" scripts/runc-suite.sh --rootless --runtime build/mini-run
-step "configure build-asan/ (ASan, UBSan)" \
-    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMINIRUN_SANITIZE=ON -DMINIRUN_TESTS=ON \
-    -DMINIRUN_WERROR=ON
-step "build unit tests with sanitizers" cmake --build build-asan -j "$JOBS" --target minirun-unit
-step "unit tests with sanitizers" build-asan/minirun-unit
-step "fuzzers' build (started after the build, in the background)" wait_for_fuzz_build
+step "unit tests' sanitizer build (started after the build, in the background)" \
+    wait_background asan
+step "unit tests with sanitizers (ASan, UBSan)" build-asan/minirun-unit
+step "fuzzers' build (started after the build, in the background)" wait_background fuzz-build
 step "fuzzers, ${FUZZ_SECONDS:-30}s each (scripts/fuzz.sh)" \
     scripts/fuzz.sh --build build-fuzz --seconds "${FUZZ_SECONDS:-30}"
 step "formatting (clang-format)" check_format
-if [[ -n "$tidy_pid" ]]; then
-    step "clang-tidy (started after the build, in the background)" wait_for_tidy
+if [[ -n "${bg_pid[tidy]:-}" ]]; then
+    step "clang-tidy (started after the build, in the background)" wait_background tidy full
 else
     summary+=("--  clang-tidy (skipped: no .clang-tidy in $ROOT)")
 fi
