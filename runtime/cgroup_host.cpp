@@ -118,21 +118,27 @@ Result<std::string> resolve_systemd(std::string_view cgroups_path, std::string_v
     return fs::clean_path(cat(parent, "/", unit));
 }
 
+// The cgroup mounts that are still visible: a later mount on the same point or above it
+// hides the earlier ones, whatever its type (engines-test.sh puts a tmpfs over
+// /sys/fs/cgroup/unified so that crun 1.8.1 runs; the covered cgroup2 is not a hierarchy).
+std::vector<const fs::MountInfo*> visible_cgroup_mounts(const std::vector<fs::MountInfo>& mounts) {
+    std::vector<const fs::MountInfo*> visible;
+    for (const auto& mount : mounts) {
+        std::erase_if(visible, [&](const fs::MountInfo* seen) {
+            return fs::at_or_below(mount.mount_point, seen->mount_point);
+        });
+        if (counts(mount)) {
+            visible.push_back(&mount);
+        }
+    }
+    return visible;
+}
+
 } // namespace
 
 Host host_from(const std::vector<fs::MountInfo>& mounts, std::string_view proc_self_cgroup,
                std::string_view v2_root_controllers) {
-    // A later mount on the same point hides the earlier one.
-    std::vector<const fs::MountInfo*> visible;
-    for (const auto& mount : mounts) {
-        if (!counts(mount)) {
-            continue;
-        }
-        std::erase_if(visible, [&](const fs::MountInfo* seen) {
-            return seen->mount_point == mount.mount_point;
-        });
-        visible.push_back(&mount);
-    }
+    std::vector<const fs::MountInfo*> visible = visible_cgroup_mounts(mounts);
     auto memberships = fs::parse_proc_cgroup(proc_self_cgroup);
     std::string own_v2 = "/";
     for (const auto& membership : memberships) {
@@ -183,9 +189,9 @@ Result<Host> detect_host() {
     MR_ASSIGN(auto mounts, fs::read_mountinfo());
     MR_ASSIGN(std::string proc_cgroup, fs::read_file("/proc/self/cgroup"));
     std::string v2_controllers;
-    for (const auto& mount : mounts) {
-        if (mount.fs_type == "cgroup2" && counts(mount)) {
-            MR_ASSIGN(v2_controllers, files::read(mount.mount_point, "cgroup.controllers"));
+    for (const auto* mount : visible_cgroup_mounts(mounts)) {
+        if (mount->fs_type == "cgroup2") {
+            MR_ASSIGN(v2_controllers, files::read(mount->mount_point, "cgroup.controllers"));
         }
     }
     return host_from(mounts, proc_cgroup, v2_controllers);

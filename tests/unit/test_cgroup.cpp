@@ -189,6 +189,24 @@ TEST_CASE("cgroup host: this machine's hybrid layout", "[cgroup]") {
     CHECK(cgroup.paths().at("unified") == "/sys/fs/cgroup/unified/mini-run/x");
 }
 
+TEST_CASE("cgroup host: a mount over a hierarchy hides it", "[cgroup]") {
+    // engines-test.sh's way of running crun 1.8.1: a tmpfs over /sys/fs/cgroup/unified.
+    std::string mounts =
+        cat(kHybridMounts, "50 41 0:60 / /sys/fs/cgroup/unified rw,relatime - tmpfs tmpfs rw\n");
+    Host host = host_from(fs::parse_mountinfo(mounts), kHybridProcCgroup, "");
+    CHECK(host.layout == Layout::legacy);
+    CHECK(host.hierarchies.size() == 9);
+    CHECK(find(host, "unified") == nullptr);
+    CHECK(find(host, "memory") != nullptr);
+
+    // A cgroup2 mounted again on top is visible again; a tmpfs over the whole tree hides all.
+    std::string again =
+        cat(mounts, "51 50 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
+    CHECK(find(host_from(fs::parse_mountinfo(again), kHybridProcCgroup, ""), "unified") != nullptr);
+    std::string whole = cat(kHybridMounts, "52 31 0:61 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n");
+    CHECK(host_from(fs::parse_mountinfo(whole), kHybridProcCgroup, "").hierarchies.empty());
+}
+
 TEST_CASE("cgroup host: legacy with combined and named hierarchies", "[cgroup]") {
     Host host = host_from(fs::parse_mountinfo(kLegacyMounts), kLegacyProcCgroup, "");
     CHECK(host.layout == Layout::legacy);
