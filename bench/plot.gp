@@ -1,7 +1,10 @@
 # Bar charts of a benchmark run (called by scripts/bench.sh):
-#   gnuplot -e "latency='plot.dat'; throughput='throughput.dat'; output='latest.png'; subtitle='...'" plot.gp
-# latency: a row per scenario, a column of median milliseconds per runtime ("-": none).
-# throughput: a row per mode (sequential, 8-way parallel), containers per second per runtime.
+#   gnuplot -e "latency='plot.dat'; throughput='throughput.dat'; output='latest.png'; subtitle='...'; \
+#               lseries='mini-run crun runc work-floor floor'; tseries='...'; nrows=7" plot.gp
+# latency: a row per scenario (nrows of them), a column of median milliseconds per runtime
+# ("-": none); throughput: a row per mode (sequential, 8-way parallel), containers per second.
+# lseries and tseries name the files' columns in order (a dash for a space): the work floor
+# is there only when it was measured, and each runtime keeps its colour either way.
 set terminal pngcairo size 1600,600 font "sans,11"
 set output output
 set datafile missing "-"
@@ -13,10 +16,8 @@ set key at screen 0.5, screen 0.92 center horizontal autotitle columnhead sample
 set grid ytics
 set yrange [0:*]
 set tmargin 6
-set linetype 1 lc rgb "#2a9d8f"
-set linetype 2 lc rgb "#e9c46a"
-set linetype 3 lc rgb "#e76f51"
-set linetype 4 lc rgb "#8d99ae"
+colour(name) = name eq "mini-run" ? "#2a9d8f" : name eq "crun" ? "#e9c46a" : \
+    name eq "runc" ? "#e76f51" : name eq "work-floor" ? "#6d597a" : "#8d99ae"
 
 set multiplot title "Container start-up, busybox /bin/true (".subtitle.")"
 
@@ -25,8 +26,8 @@ set origin 0,0
 set title "median wall time per scenario (lower is better)"
 set ylabel "ms"
 set xtics nomirror
-set xrange [-0.6:5.6]
-plot for [col=2:5] latency using col:xtic(1)
+set xrange [-0.6:nrows-0.4]
+plot for [i=1:words(lseries)] latency using i+1:xtic(1) lc rgb colour(word(lseries, i))
 
 set size 0.32,1
 set origin 0.68,0
@@ -34,6 +35,6 @@ set title "throughput (higher is better)"
 set ylabel "containers/s"
 unset key
 set xrange [-0.6:1.6]
-plot for [col=2:5] throughput using col:xtic(1)
+plot for [i=1:words(tseries)] throughput using i+1:xtic(1) lc rgb colour(word(tseries, i))
 
 unset multiplot
