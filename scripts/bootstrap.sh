@@ -26,8 +26,10 @@ PACKAGES=(
     uidmap
     # style checks
     clang-format clang-tidy
-    # the sanitizer build and the fuzzers (scripts/fuzz.sh): clang with libFuzzer
-    clang-16 libfuzzer-16-dev
+    # the sanitizer build and the fuzzers (scripts/fuzz.sh): clang with libFuzzer;
+    # clang's own runtimes for -fsanitize=fuzzer,address,undefined (libclang_rt.*.a)
+    # are in libclang-rt-16-dev, which neither clang-16 nor libfuzzer-16-dev pulls in
+    clang-16 libfuzzer-16-dev libclang-rt-16-dev
 )
 
 # shellcheck source=scripts/apt-missing.sh
