@@ -401,7 +401,14 @@ Status clone_the_init(Run& r) {
     // state.json keeps pid 0 ("creating") until record_the_init.
     if (only_pid_finds_init) {
         state::Record known = r.created.record;
-        MR_ASSIGN(known.pid_start_time, state::process_start_time(known.pid));
+        auto started = state::process_start_time(known.pid);
+        if (!started) {
+            // The init does not wait for us before its first steps (connecting the seccomp
+            // listener is one): it may have failed one and exited already, and its report,
+            // waiting on the socket, says why; "has exited" would not.
+            return init_error_or(r.created.sync, started.error());
+        }
+        known.pid_start_time = *started;
         MR_TRY(r.created.dir.save_recovery(known));
     }
     return {};
@@ -425,7 +432,7 @@ Status move_net_devices(Run& r) {
         runtime::net::MovedNetDevices::move(r.created.plan, r.init.get(), // net_devices.cpp
                                             r.sys);
     if (!moved) {
-        return moved.error();
+        return init_error_or(r.created.sync, moved.error()); // as for the id maps
     }
     r.net_devices.emplace(std::move(*moved));
     return {};

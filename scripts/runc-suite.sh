@@ -493,6 +493,15 @@ while IFS= read -r fail; do
     [[ -z "$fail" ]] && continue
     if ! grep -qxF -- "$fail" <<<"$expected"; then
         echo "runc-suite: UNEXPECTED FAILURE: $fail (log: $DIR/results/$main/)"
+        # The test's own diagnostics, so that CI's log says why (its results dir is gone
+        # with the machine): the "# " lines after its "not ok", at most 60.
+        awk -v name="${fail#*.bats: }" '
+            /^(not )?ok [0-9]+ / { show = 0 }
+            show && shown < 60 { print "    " $0; shown++ }
+            /^not ok [0-9]+ / { line = $0; sub(/^not ok [0-9]+ /, "", line)
+                                sub(/ # (timeout after|bats exited) .*$/, "", line)
+                                if (line == name) show = 1 }' \
+            "$DIR/results/$main/${fail%%.bats: *}.tap"
         status=1
     fi
 done < <(failures "$main")

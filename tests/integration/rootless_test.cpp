@@ -385,6 +385,23 @@ TEST_CASE("rootless: bad input is one line, and leaves nothing behind", "[rootle
             "/var/lib/mrit-nope");
         CHECK_FALSE(exists("/var/lib/mrit-nope"));
     }
+    SECTION("a seccomp listener path with no agent: the init's own error, every time") {
+        // Without cgroups the parent reads the init's start time right after the clone,
+        // while the init connects to the agent as its first step: the init could fail and
+        // exit first, and `run` then said "process N has exited" instead of the init's
+        // error (runc's seccomp-notify.bats "no seccompagent" caught it about one run in
+        // three). A race, so many tries.
+        bundle.config["linux"]["seccomp"] = {
+            {"defaultAction", "SCMP_ACT_ALLOW"},
+            {"listenerPath", "/run/mrit-no-agent.sock"},
+            {"syscalls", {{{"names", {"mkdir"}}, {"action", "SCMP_ACT_NOTIFY"}}}}};
+        bundle.set_shell("true");
+        bundle.write_config();
+        for (int i = 0; i < 40; ++i) {
+            refused(run_argv(bundle), "linux.seccomp.listenerPath \"/run/mrit-no-agent.sock\": "
+                                      "failed to connect with seccomp agent");
+        }
+    }
     SECTION("XDG_RUNTIME_DIR that is not the user's, and no /run/user/<uid> of its own") {
         ::chown(("/run/user/" + std::to_string(user.uid())).c_str(), 0, 0);
         refused(run_argv(bundle), "XDG_RUNTIME_DIR \"/tmp\" belongs to uid 0, not to you", "/tmp");
