@@ -152,8 +152,10 @@ echo "runc-suite: runc $VERSION's suite from $SRC"
 # the seccomp agent in the background and returns at once, and "SCMP_ACT_NOTIFY no
 # seccompagent" calls teardown_seccompagent right after setup. When the agent has not yet
 # written its pid file (it does so just before it listens), the teardown kills nothing, the
-# agent then listens, the runtime connects, and the test fails for runc as for mini-run: it
-# did so once in CI under load. The setup now waits (up to 5 s) for the agent's socket.
+# agent then listens, the runtime connects, and the test fails for runc as for mini-run.
+# The setup now waits (up to 5 s) for the agent's socket (the agent writes its pid file
+# before it listens). (A failure of that test in CI was first put down to this race; the
+# one that remained was mini-run's: see clone_the_init in runtime/container.cpp.)
 # Idempotent: the source tree is kept between runs.
 HELPERS=$SRC/tests/integration/helpers.bash
 if ! grep -q 'mini-run runc-suite.sh: wait for the agent' "$HELPERS"; then
