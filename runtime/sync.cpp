@@ -79,12 +79,29 @@ Result<SyncEvent<uint32_t>> SyncChannel::receive(std::initializer_list<uint32_t>
     message.msg_control = control.data();
     message.msg_controllen = control.size();
     ssize_t got = 0;
-    do {
+    bool reset_seen = false;
+    for (;;) {
         got = ::recvmsg(fd_.get(), &message, MSG_CMSG_CLOEXEC);
-    } while (got < 0 && errno == EINTR);
+        if (got >= 0) {
+            break;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        // ECONNRESET: the peer closed its end with a frame of ours unread (an init that
+        // failed before it read kParentReady). The kernel reports that once, and *before*
+        // the frames still queued for us (sock_error() comes first in the datagram receive),
+        // and the init's kError may be one of them: read again, which gives them, then the
+        // end of stream.
+        if (errno == ECONNRESET && !reset_seen) {
+            reset_seen = true;
+            continue;
+        }
+        break;
+    }
     SyncEvent<uint32_t> event;
     if (got < 0) {
-        // ECONNRESET: the peer died with a frame unread; that is an end of stream too.
+        // ECONNRESET again: an end of stream too.
         if (errno == ECONNRESET) {
             event.eof = true;
             return event;

@@ -62,6 +62,38 @@ TEST_CASE("sync socket: messages, errors and end of stream", "[sync]") {
     CHECK(end->eof);
 }
 
+TEST_CASE("sync socket: the init's error is read even when it left a frame of ours unread",
+          "[sync]") {
+    // The init fails and exits before it reads kParentReady: the kernel then reports
+    // ECONNRESET to the parent once, before the init's kError that is still queued. The
+    // parent used to take the reset for the end of stream and say "the container's init
+    // exited during setup" (seen in CI, rootless, with no seccomp agent).
+    auto pair = create_sync_pair();
+    REQUIRE(pair.ok());
+    auto& [parent, init] = *pair;
+    init.send_error(Error(ECONNREFUSED, "linux.seccomp.listenerPath: failed to connect"));
+    REQUIRE(parent.send(ToInit::kParentReady, "42").ok());
+    init.close();
+    auto event = parent.receive();
+    REQUIRE(event.ok());
+    CHECK_FALSE(event->eof);
+    CHECK(event->message == ToParent::kError);
+    CHECK(event->error.errno_value() == ECONNREFUSED);
+    CHECK(event->error.message() == "linux.seccomp.listenerPath: failed to connect");
+    auto end = parent.receive();
+    REQUIRE(end.ok());
+    CHECK(end->eof);
+
+    // Nothing queued: the reset is the end of stream, as before.
+    auto quiet = create_sync_pair();
+    REQUIRE(quiet.ok());
+    REQUIRE(quiet->first.send(ToInit::kParentReady).ok());
+    quiet->second.close();
+    auto gone = quiet->first.receive();
+    REQUIRE(gone.ok());
+    CHECK(gone->eof);
+}
+
 TEST_CASE("sync socket: long error messages are cut, not lost", "[sync]") {
     auto pair = create_sync_pair();
     REQUIRE(pair.ok());
