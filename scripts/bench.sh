@@ -159,6 +159,14 @@ CRUN=$(command -v crun)
 RUNC=$(command -v runc)
 RUNTIMES=(mini-run crun runc)
 declare -A BIN=([mini-run]=$MINIRUN [crun]=$CRUN [runc]=$RUNC)
+# MINIRUN_BASELINE=BINARY: an older mini-run, "mini-run-before", joins the timed scenarios
+# (run, lifecycle, detach, throughput, exec), so that a change's before and after come from
+# one run (docs/performance.md records them so). Memory and limits stay the three runtimes'.
+TIMED=("${RUNTIMES[@]}")
+if [[ -n ${MINIRUN_BASELINE:-} ]]; then
+    BIN[mini-run-before]=$MINIRUN_BASELINE
+    TIMED=(mini-run mini-run-before crun runc)
+fi
 
 # DENSITY_N containers per runtime and state; SETTLE seconds of idling before each reading of
 # MemAvailable (freeing a network namespace, for one, is deferred to a kernel worker);
@@ -198,7 +206,7 @@ remove_containers() {
 cleanup() {
     local status=$?
     set +e
-    for rt in "${RUNTIMES[@]}"; do
+    for rt in "${TIMED[@]}"; do
         [[ -d $TMP/state/$rt ]] || continue
         # shellcheck disable=SC2046 # one word per id
         remove_containers "$rt" $($(rt_cmd "$rt") list -q 2>/dev/null)
@@ -248,14 +256,14 @@ for name in names:
     json.dump(config, open(os.path.join(bundles, name, "config.json"), "w"), indent=2)
 PY
 B=$TMP/bundles
-for rt in "${RUNTIMES[@]}"; do mkdir -p "$TMP/state/$rt"; done
+for rt in "${TIMED[@]}"; do mkdir -p "$TMP/state/$rt"; done
 WF_ROOT=$TMP/state/workfloor # the work floor's state root
 mkdir -p "$WF_ROOT"
 JSON=$TMP/json
 mkdir -p "$JSON"
 
 # ---------------------------------------------------------------- sanity: each runtime runs each bundle
-for rt in "${RUNTIMES[@]}"; do
+for rt in "${TIMED[@]}"; do
     for bundle in default nonet userns; do
         if ! out=$($(rt_cmd "$rt") run -b "$B/$bundle" "check-$rt-$bundle" 2>&1 </dev/null); then
             die "$rt cannot run the $bundle bundle:"$'\n'"$out"
@@ -310,7 +318,7 @@ bench() {
 # that runtime's command line.
 commands_for() {
     args=()
-    for rt in "${RUNTIMES[@]}"; do args+=("$rt" "${1//@RT@/$(rt_cmd "$rt")}"); done
+    for rt in "${TIMED[@]}"; do args+=("$rt" "${1//@RT@/$(rt_cmd "$rt")}"); done
 }
 
 # with_floors TEMPLATE BUNDLE: adds the work floor (when there is one) and the floor to args,
@@ -398,13 +406,13 @@ fi
 # 6. exec of /bin/true into a running container (one per runtime, running sleep), -N as `run`.
 # The container's stdio goes to files, never to a pipe that a command substitution would wait on.
 if want exec; then
-    for rt in "${RUNTIMES[@]}"; do
+    for rt in "${TIMED[@]}"; do
         $(rt_cmd "$rt") run --detach -b "$B/sleep" exec-target </dev/null >/dev/null 2>"$TMP/err" ||
             die "$rt cannot run --detach the sleep bundle: $(cat "$TMP/err")"
     done
     commands_for "@RT@ exec exec-target /bin/true"
     bench exec -N --warmup "$WARMUP" --runs "$RUNS" -- "${args[@]}"
-    for rt in "${RUNTIMES[@]}"; do remove_containers "$rt" exec-target; done
+    for rt in "${TIMED[@]}"; do remove_containers "$rt" exec-target; done
 fi
 
 # 7. Density: the memory that DENSITY_N containers hold, created (waiting for `start`: what
@@ -544,7 +552,7 @@ mkdir -p "$OUT"
 import json, os, re, statistics, sys
 jdir, tmp, out, header, mode, tp_n, workfloor_note = sys.argv[1:]
 tp_n = int(tp_n)
-runtimes = ["mini-run", "crun", "runc", "work floor", "floor"]
+runtimes = ["mini-run", "mini-run-before", "crun", "runc", "work floor", "floor"]
 
 def have(name):
     return os.path.exists(os.path.join(jdir, name + ".json"))
