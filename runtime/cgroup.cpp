@@ -394,39 +394,12 @@ Result<SelfJoin> Cgroup::open_self_join() const {
 
 Status SelfJoin::join(bool born_in_v2) {
     for (Target& target : targets_) {
-        if (!born_in_v2 || !target.v2) {
-            MR_TRY(join_file(target.file.get(), target.dir));
+        if ((!born_in_v2 || !target.v2) && ::write(target.file.get(), "0", 1) != 1) {
+            return Error::from_errno(cat("join cgroup ", quoted(target.dir)));
         }
         target.file.reset();
     }
     return {};
-}
-
-Status SelfJoin::join_file(int file, std::string_view dir) {
-    if (::write(file, "0", 1) != 1) {
-        return Error::from_errno(cat("join cgroup ", quoted(dir)));
-    }
-    return {};
-}
-
-Cgroup Cgroup::v1_part() const {
-    std::map<std::string, std::string> part;
-    for (const auto& [key, dir] : paths_) {
-        if (!is_v2_key(key)) {
-            part.emplace(key, dir);
-        }
-    }
-    return Cgroup(std::move(part));
-}
-
-Cgroup Cgroup::v2_part() const {
-    std::map<std::string, std::string> part;
-    for (const auto& [key, dir] : paths_) {
-        if (is_v2_key(key)) {
-            part.emplace(key, dir);
-        }
-    }
-    return Cgroup(std::move(part));
 }
 
 Result<UniqueFd> Cgroup::open_v2_dir() const {

@@ -114,21 +114,17 @@ uint64_t blkio_weight_to_io_weight(uint64_t weight);
 // (clone3 CLONE_INTO_CGROUP) and writes cgroup.procs only where the kernel refused that.
 class SelfJoin {
 public:
+    // Moves the calling single-threaded process into every directory; with `born_in_v2`,
+    // into the v1 ones only. The files are closed afterwards.
+    Status join(bool born_in_v2);
+
+private:
+    friend class Cgroup;
     struct Target {
         std::string dir;
         bool v2 = false;
         UniqueFd file; // v1 tasks, v2 cgroup.procs; O_WRONLY|O_CLOEXEC
     };
-
-    // Moves the calling single-threaded process into every directory; with `born_in_v2`,
-    // into the v1 ones only. The files are closed afterwards.
-    Status join(bool born_in_v2);
-    // One file's move, for a file that came over the sync socket (a late join).
-    static Status join_file(int file, std::string_view dir);
-    [[nodiscard]] const std::vector<Target>& targets() const { return targets_; }
-
-private:
-    friend class Cgroup;
     std::vector<Target> targets_;
 };
 
@@ -146,10 +142,6 @@ public:
     // are cgroup2 directories, every other key a v1 hierarchy's.
     [[nodiscard]] const std::map<std::string, std::string>& paths() const { return paths_; }
     [[nodiscard]] bool empty() const { return paths_.empty(); }
-    // The v1 hierarchies' directories alone, and the cgroup2 one alone (a late join makes
-    // them at different times: create_resources.hpp). Limits are applied to the whole.
-    [[nodiscard]] Cgroup v1_part() const;
-    [[nodiscard]] Cgroup v2_part() const;
 
     // mkdir -p in every hierarchy (v1 cpuset: cpus and mems copied down from the parent
     // when empty, or nothing could join; v2: the needed controllers enabled in every

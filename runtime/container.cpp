@@ -52,7 +52,6 @@ using SyncEvent = runtime::SyncEvent<ToParent>;
 
 using runtime::Created;
 using runtime::CreateMode;
-using runtime::joins_cgroups_late;
 using runtime::limit_cgroup;
 using runtime::make_cgroup;
 using runtime::PendingCgroup;
@@ -198,13 +197,7 @@ struct CreateRun {
     std::optional<PendingState> pending_state;
     UniqueFd fifo;
     runtime::cgroup::Cgroup cgroup;
-    // joins_cgroups_late (create_resources.hpp): the cgroup2 part is made before the clone,
-    // the v1 part after it, while the init mounts. Otherwise `cgroup` is made at once.
-    bool late_cgroups = false;
-    runtime::cgroup::Cgroup early_part;
-    runtime::cgroup::Cgroup late_part;
     std::optional<PendingCgroup> pending_cgroup;
-    std::optional<PendingCgroup> pending_late_cgroup;
     runtime::cgroup::SelfJoin cgroup_join;
     std::optional<runtime::intel_rdt::PendingGroup> rdt_group;
     std::optional<runtime::mount::HostMounts> host_mounts;
@@ -301,11 +294,6 @@ Status make_state_dir(Run& r) {
 
 Status record_cgroups(Run& r) {
     MR_ASSIGN(r.cgroup, make_cgroup(r.created.plan, r.options));
-    r.late_cgroups = joins_cgroups_late(r.created.plan, r.cgroup);
-    if (r.late_cgroups) {
-        r.early_part = r.cgroup.v2_part();
-        r.late_part = r.cgroup.v1_part();
-    }
     r.created.record.cgroup_paths = r.cgroup.paths();
     MR_TRY(r.created.dir.save(r.created.record));
     if (!r.cgroup.empty()) {
@@ -314,80 +302,28 @@ Status record_cgroups(Run& r) {
     return {};
 }
 
-// create() refuses a cgroup already in use, without touching it: only once it succeeded
-// are the directories ours to remove again.
-Status make_cgroup_dirs(Run& r, runtime::cgroup::Cgroup& cgroup,
-                        std::optional<PendingCgroup>& pending) {
-    auto made = cgroup.create();
+Status make_cgroups(Run& r) {
+    // create() refuses a cgroup already in use, without touching it: only once it
+    // succeeded are the directories ours to remove again.
+    auto made = r.cgroup.create();
     if (!made) {
         return made.error().wrap("linux.cgroupsPath");
     }
-    pending.emplace(cgroup);
-    if (*made == 0) {
-        return {};
+    r.pending_cgroup.emplace(r.cgroup);
+    if (*made > 0) {
+        // runc's warning, word for word: tools and people look for it.
+        log::warning(cat("container's cgroup is not empty: ", *made, " process(es) found"));
+        r.created.record.cgroup_shared = true;
+        MR_TRY(r.created.dir.save(r.created.record));
+        MR_TRY(r.created.dir.save_recovery(r.created.record));
+        r.pending_cgroup->commit(); // not ours to remove
     }
-    // runc's warning, word for word: tools and people look for it.
-    log::warning(cat("container's cgroup is not empty: ", *made, " process(es) found"));
-    state::Record& record = r.created.record;
-    record.cgroup_shared = true;
-    pending->commit(); // not ours to remove
-    state::Record on_disk = record;
-    on_disk.pid = 0; // state.json says "creating" until record_the_init
-    MR_TRY(r.created.dir.save(on_disk));
-    if (r.init.get() <= 0) {
-        return r.created.dir.save_recovery(record); // clone_the_init adds the pid
-    }
-    // Found only now, after the clone (a late join): like any init without cgroups of its
-    // own, it is found by its pid and start time, saved before it may run on its own (it
-    // waits for its cgroups).
-    state::Record known = record;
-    auto started = state::process_start_time(known.pid);
-    if (!started) {
-        return init_error_or(r.created.sync, started.error());
-    }
-    known.pid_start_time = *started;
-    return r.created.dir.save_recovery(known);
-}
-
-Status make_cgroups(Run& r) {
-    return make_cgroup_dirs(r, r.late_cgroups ? r.early_part : r.cgroup, r.pending_cgroup);
-}
-
-Status set_cgroup_limits(Run& r) {
-    if (r.late_cgroups) {
-        // Written once the v1 part exists too (hand_over_cgroups): the limits of one
-        // controller may go to either part (cgroup.cpp, apply).
-        MR_ASSIGN(r.cgroup_join, r.early_part.open_self_join());
-        return {};
-    }
-    MR_TRY(limit_cgroup(r.created.plan, r.cgroup));
-    MR_ASSIGN(r.cgroup_join, r.cgroup.open_self_join());
     return {};
 }
 
-Status make_cgroups_meanwhile(Run& r) {
-    if (!r.late_cgroups) {
-        return {};
-    }
-    return make_cgroup_dirs(r, r.late_part, r.pending_late_cgroup);
-}
-
-Status hand_over_cgroups(Run& r) {
-    if (!r.late_cgroups) {
-        return {};
-    }
+Status set_cgroup_limits(Run& r) {
     MR_TRY(limit_cgroup(r.created.plan, r.cgroup));
-    MR_ASSIGN(auto join, r.late_part.open_self_join());
-    // A failed send means the init has died, usually with its own report waiting.
-    for (const auto& target : join.targets()) {
-        if (auto sent = r.created.sync.send(ToInit::kCgroupFile, target.dir, target.file.get());
-            !sent) {
-            return init_error_or(r.created.sync, sent.error());
-        }
-    }
-    if (auto sent = r.created.sync.send(ToInit::kCgroupsSent); !sent) {
-        return init_error_or(r.created.sync, sent.error());
-    }
+    MR_ASSIGN(r.cgroup_join, r.cgroup.open_self_join());
     return {};
 }
 
@@ -434,7 +370,6 @@ Status clone_the_init(Run& r) {
     context.parent_waits_for_exec = r.mode.parent_waits_for_exec;
     context.security = &r.security;
     context.cgroup_join = &r.cgroup_join;
-    context.cgroups_arrive_late = r.late_cgroups;
     context.exec_gate = r.exec_gate.get();
     context.bind_sources = &r.bind_sources;
     // Without cgroups of its own, only its pid leads to the init: it is saved to
@@ -574,10 +509,8 @@ Status write_pid_file(Run& r) {
 
 Status commit(Run& r) {
     r.pending_state->commit();
-    for (auto* pending : {&r.pending_cgroup, &r.pending_late_cgroup}) {
-        if (*pending) {
-            (*pending)->commit();
-        }
+    if (r.pending_cgroup) {
+        r.pending_cgroup->commit();
     }
     r.host_mounts->commit();
     if (r.net_devices) {
@@ -594,7 +527,7 @@ constexpr auto kParent = runtime::Taker::parent;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 28> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan", "config.json -> spec model -> plan: every decision, no effect",
      kParent, load_config},
@@ -631,14 +564,10 @@ constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
      "before they are made, in state.json and recovery.json, so that a delete after a crash "
      "from here on still finds and removes them",
      kParent, record_cgroups},
-    {"make the cgroups",
-     "refuses one in use; from here they are ours to remove on failure (a late join: the "
-     "cgroup2 one only, for clone3)",
+    {"make the cgroups", "refuses one in use; from here they are ours to remove on failure",
      kParent, make_cgroups},
-    {"limit the cgroups",
-     "linux.resources written before any process is inside (a late join: below, before the "
-     "init joins)",
-     kParent, set_cgroup_limits},
+    {"limit the cgroups", "linux.resources written before any process is inside", kParent,
+     set_cgroup_limits},
     {"make the RDT group",
      "linux.intelRdt: the resctrl group made or joined and its schemata written before any "
      "process is inside, like the cgroups",
@@ -663,14 +592,6 @@ constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
      kParent, move_net_devices},
     {"send the init its pid", "for the hooks' state; also releases the init's wait", kParent,
      send_parent_ready},
-    {"make the cgroups meanwhile",
-     "a late join (create_resources.hpp): the v1 directories, while the init mounts on the "
-     "other core; refuses one in use, as above",
-     kParent, make_cgroups_meanwhile},
-    {"hand the init its cgroups",
-     "every limit written, then each v1 `tasks` file, opened here as the host's root, sent "
-     "to the init, which joins before its cgroup mount and its hooks",
-     kParent, hand_over_cgroups},
     {"serve the init until created", "run prestart and createRuntime, take the pty", kParent,
      serve_the_init},
     {"wait for the gate", "only once pid 1 is the sealed gate may the lock go", kParent,

@@ -1,7 +1,6 @@
 #include "create_resources.hpp"
 
 #include "cgroup_devices.hpp"
-#include "minirun/explain.hpp"
 #include "minirun/log.hpp"
 #include "minirun/rootless.hpp"
 
@@ -80,12 +79,6 @@ Status limit_cgroup(const Plan& plan, cgroup::Cgroup& cgroup) {
     }
     MR_TRY_WRAP(cgroup.apply(resources), "linux.resources");
     return {};
-}
-
-bool joins_cgroups_late(const Plan& plan, const cgroup::Cgroup& cgroup) {
-    const spec::Spec& spec = plan.spec;
-    return !cgroup.v1_part().empty() && !plan.creates(spec::NamespaceType::cgroup) &&
-           !spec.linux.memory_policy && !spec.process->scheduler && !explain::stepping();
 }
 
 } // namespace minirun::runtime

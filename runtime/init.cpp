@@ -195,33 +195,8 @@ Status set_sysctls(Setup& s) {
     return limits::apply_sysctls(s.plan->spec.linux.sysctl);
 }
 
-// The v1 cgroups the parent made while we mounted (create_resources.hpp,
-// joins_cgroups_late): each hierarchy's `tasks` file arrives opened by the parent, as the
-// early ones were, and "0" moves this single-threaded process (cgroup.hpp, SelfJoin).
-Status join_late_cgroups(Setup& s) {
-    if (!s.init->cgroups_arrive_late) {
-        return {};
-    }
-    s.init->cgroups_arrive_late = false;
-    for (;;) {
-        MR_ASSIGN(auto event, s.init->sync.receive());
-        if (event.eof) {
-            return Error(EPIPE, "join the container's cgroups: the parent went away first");
-        }
-        if (event.message == ToInit::kCgroupsSent) {
-            return {};
-        }
-        if (event.message != ToInit::kCgroupFile || !event.fd) {
-            return Error(EPROTO, "join the container's cgroups: unexpected message");
-        }
-        MR_TRY_WRAP(cgroup::SelfJoin::join_file(event.fd.get(), event.payload),
-                    "join the container's cgroups");
-    }
-}
-
 Status prepare_rootfs(Setup& s) {
-    MR_ASSIGN(s.root, mount::prepare_rootfs(*s.plan, *s.init->bind_sources, s.sys,
-                                            [&s] { return join_late_cgroups(s); }));
+    MR_ASSIGN(s.root, mount::prepare_rootfs(*s.plan, *s.init->bind_sources, s.sys));
     return {};
 }
 
@@ -378,11 +353,10 @@ constexpr auto kBoth = Taker::both;
 
 // The recipe. An exec'd process takes the `both` and `exec` steps, the init the `both` and
 // `init` ones; each process's own order is this order.
-constexpr std::array<Step<Setup>, 46> kRecipe = {{
+constexpr std::array<Step<Setup>, 45> kRecipe = {{
     {"join cgroups",
      "first, so that everything the process does is counted, and before a cgroup namespace "
-     "is unshared (its root is the cgroup its creator is in); an init whose v1 cgroups are "
-     "made meanwhile joins those below",
+     "is unshared (its root is the cgroup its creator is in)",
      kBoth, join_cgroups},
     {"exec CPU affinity",
      "process.execCPUAffinity.final, once in the container's cgroup (runtime-spec); the exec'd "
@@ -459,11 +433,6 @@ constexpr std::array<Step<Setup>, 46> kRecipe = {{
     {"prepare the rootfs",
      "rootfs, mounts[], devices while the host's paths (bind sources, /dev nodes) are visible",
      kInit, prepare_rootfs},
-    {"join the cgroups made meanwhile",
-     "an init whose v1 cgroups the parent made while it mounted joins them before the "
-     "cgroup mount (inside the step above) or, without one, here: before any hook, which "
-     "may read /proc/<pid>/cgroup or fork",
-     kInit, join_late_cgroups},
     {"prestart and createRuntime hooks",
      "runtime-spec: once the environment exists, before pivot_root, in the runtime's "
      "namespaces: the parent runs them while the init waits",

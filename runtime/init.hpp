@@ -38,9 +38,6 @@ struct InitContext {
     // clone3 placed it in the cgroup2 one already.
     cgroup::SelfJoin* cgroup_join = nullptr;
     bool born_in_v2_cgroup = false;
-    // The v1 cgroups come later, over the sync socket (kCgroupFile), made while the init
-    // mounts: joined before the cgroup mount entry or the hooks (joins_cgroups_late).
-    bool cgroups_arrive_late = false;
     // The bind mounts' sources, opened by the parent (mount.hpp, open_bind_sources): the
     // init mounts and closes them.
     std::vector<UniqueFd>* bind_sources = nullptr;

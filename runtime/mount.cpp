@@ -94,7 +94,7 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
 }
 
 Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
-                                Syscalls& sys, const std::function<Status()>& before_cgroup_mount) {
+                                Syscalls& sys) {
     const bool own_namespace = plan.has_own(spec::NamespaceType::mount);
     const unsigned long setup = setup_propagation(plan.root_propagation);
     // 1. Our copy of the host's mounts still propagates to and from the host where they
@@ -149,15 +149,8 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_so
     //    devices) to receive is mounted writable and made read-only after them, in 4b,
     //    as runc does for a read-only /dev: its mount points could not be made otherwise.
     std::vector<size_t> deferred;
-    bool cgroup_mount_seen = false;
     for (size_t i = 0; i < plan.mounts.size(); ++i) {
         const MountStep& step = plan.mounts[i];
-        if (step.is_cgroup && !cgroup_mount_seen) {
-            cgroup_mount_seen = true;
-            if (before_cgroup_mount) {
-                MR_TRY(before_cgroup_mount());
-            }
-        }
         bool defer = (step.options.flags & MS_RDONLY) != 0 && has_mounts_inside(plan, i);
         if (defer) {
             deferred.push_back(i);

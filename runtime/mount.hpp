@@ -30,7 +30,6 @@
 #include "plan.hpp"
 #include "syscalls.hpp"
 
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,13 +49,9 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
 Status idmap_bind_sources(const Plan& plan, std::vector<UniqueFd>& sources, Syscalls& sys);
 
 // Steps 1-5: returns an O_PATH fd of the prepared rootfs. `bind_sources` are
-// open_bind_sources()'s, each used up (and closed) by its entry. `before_cgroup_mount`, if
-// set, is called once, right before the first "cgroup" entry of mounts[], which binds the
-// directories of the cgroups the init is in: an init that joins its cgroups late (while
-// the parent makes them) joins there (create_resources.hpp, joins_cgroups_late).
+// open_bind_sources()'s, each used up (and closed) by its entry.
 Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
-                                Syscalls& sys,
-                                const std::function<Status()>& before_cgroup_mount = {});
+                                Syscalls& sys);
 
 // Step 6: pivot_into() with a mount namespace of the container's own, chroot_into()
 // without one.

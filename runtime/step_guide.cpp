@@ -12,7 +12,7 @@
 namespace minirun::runtime {
 namespace {
 
-constexpr std::array<StepGuide, 76> kGuides = {{
+constexpr std::array<StepGuide, 73> kGuides = {{
     // The runtime: `create` (container.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
@@ -71,15 +71,6 @@ constexpr std::array<StepGuide, 76> kGuides = {{
      "network: a host device becomes the container's", "nsenter -t {pid} -n ip link"},
     {"send the init its pid", "sendmsg on the sync socket (a socketpair from before the clone)",
      "nothing", ""},
-    {"make the cgroups meanwhile",
-     "mkdir in each v1 cgroup hierarchy, while the init mounts (only where the init joins "
-     "late; --explain=step itself keeps the early join)",
-     "resources: a cgroup counts and limits what its processes use",
-     "find /sys/fs/cgroup -maxdepth 4 -type d -name '{id}'"},
-    {"hand the init its cgroups",
-     "write of each linux.resources limit, open of each v1 tasks file, sendmsg of each fd "
-     "(SCM_RIGHTS)",
-     "resources: the limits hold before the init joins", "cat /proc/{pid}/cgroup"},
     {"serve the init until created",
      "recvmsg on the sync socket; runs prestart and createRuntime hooks when the init asks",
      "nothing itself: the init's own steps follow, each with its card",
@@ -145,11 +136,6 @@ constexpr std::array<StepGuide, 76> kGuides = {{
      "/dev, devpts, mqueue, sysfs, cgroup, binds), mknod or bind of the devices",
      "the file system (mount namespace): mounts made now are the container's alone",
      "findmnt -N {pid}"},
-    {"join the cgroups made meanwhile",
-     "recvmsg of each tasks file from the runtime, write of \"0\" to each (only where the "
-     "cgroups were made while the init mounted)",
-     "resources: from here the init is counted and limited in every hierarchy",
-     "cat /proc/{pid}/cgroup"},
     {"prestart and createRuntime hooks",
      "sendmsg to the runtime, which forks and execs each hook in its own namespaces", "nothing",
      ""},

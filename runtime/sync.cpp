@@ -158,8 +158,7 @@ Result<SyncEvent<Receive>> SyncEnd<Send, Receive>::receive() {
         return typed<Receive>(std::move(raw));
     } else {
         MR_ASSIGN(auto raw,
-                  channel_.receive({wire(ToInit::kParentReady), wire(ToInit::kHooksDone),
-                                    wire(ToInit::kCgroupFile), wire(ToInit::kCgroupsSent)}));
+                  channel_.receive({wire(ToInit::kParentReady), wire(ToInit::kHooksDone)}));
         return typed<Receive>(std::move(raw));
     }
 }

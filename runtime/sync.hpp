@@ -8,10 +8,7 @@
 //   clone() ───────────────────────────────►  starts; joins its cgroups, namespaces by path
 //   [new user ns] writes gid_map, uid_map
 //   kParentReady{host pid} ────────────────►  (waits for it if plan.wait_for_parent)
-//   [late cgroups] makes and limits the v1    mounts up to the cgroup entry, meanwhile
-//   cgroups while the init mounts
-//   kCgroupFile{dir, fd} x N, kCgroupsSent ►  writes "0" to each: joined; the cgroup
-//                                             mount, devices (environment exists)
+//                                             mounts, devices (environment exists)
 //   ◄─────────────────────────── kRunHooks    (if prestart/createRuntime hooks exist)
 //   runs prestart, createRuntime
 //   kHooksDone ────────────────────────────►  createContainer hooks, pivot_root, ...

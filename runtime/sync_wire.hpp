@@ -15,11 +15,6 @@ namespace minirun::runtime {
 enum class ToInit : uint32_t {
     kParentReady = 1, // payload: the init's host pid, as text
     kHooksDone = 3,   // prestart and createRuntime hooks ran
-    // A v1 cgroup made after the clone (create_resources.hpp, joins_cgroups_late): fd, its
-    // `tasks` file opened by the parent; payload, the directory (for errors). One per
-    // hierarchy, then kCgroupsSent.
-    kCgroupFile = 7,
-    kCgroupsSent = 8,
 };
 // init (or an exec'd process, or the exec gate) -> parent
 enum class ToParent : uint32_t {

@@ -126,63 +126,6 @@ TEST_CASE("cgroups: the init is placed in every hierarchy and the limits are wri
     delete_and_check_cgroups(runtime, id);
 }
 
-TEST_CASE("cgroups: made while the init mounts, joined with their limits before any hook",
-          "[cgroup][late-join]") {
-    // The v1 cgroups are made after the clone (create_resources.hpp, joins_cgroups_late);
-    // the init joins them before the cgroup mount entry, or without one before the hooks.
-    // A prestart hook (run by mini-run, reading /proc/<init>/cgroup) and a createContainer
-    // hook (forked by the init) must both find the init in every hierarchy, limits written.
-    const bool cgroup_mount = GENERATE(true, false);
-    DYNAMIC_SECTION((cgroup_mount ? "with" : "without") << " a cgroup mount entry") {
-        TempBundle bundle("cg-late");
-        const std::string& id = bundle.id();
-        TempDir out("minirun-late");
-        bundle.config["linux"]["resources"] = {{"pids", {{"limit", 41}}}};
-        if (!cgroup_mount) {
-            auto& mounts = bundle.config["mounts"];
-            for (size_t i = 0; i < mounts.size(); ++i) {
-                if (mounts[i].value("type", "") == "cgroup") {
-                    mounts.erase(i);
-                    break;
-                }
-            }
-        }
-        const std::string script = out.path() + "/hook.sh";
-        std::ofstream(script) << "#!/bin/sh\n"
-                                 "pid=$(sed -n 's/.*\"pid\"[^0-9]*\\([0-9][0-9]*\\).*/\\1/p' "
-                                 "| head -n 1)\n"
-                                 "[ \"$1\" = createContainer ] && pid=self\n"
-                                 "cat /proc/$pid/cgroup > " +
-                                     out.path() +
-                                     "/$1.cgroup\n"
-                                     "cat /sys/fs/cgroup/pids/mini-run/" +
-                                     id + "/pids.max > " + out.path() + "/$1.max\n";
-        ::chmod(script.c_str(), 0755);
-        for (const char* kind : {"prestart", "createContainer"}) {
-            bundle.config["hooks"][kind] = {{{"path", script}, {"args", {"hook.sh", kind}}}};
-        }
-        bundle.set_shell("cat /proc/self/cgroup");
-        Runtime runtime;
-        auto created = runtime.create(bundle);
-        INFO("create: " << created.describe());
-        REQUIRE(created.exit_code == 0);
-        for (const char* kind : {"prestart", "createContainer"}) {
-            auto membership = read_file(out.path() + "/" + kind + ".cgroup");
-            INFO(kind << " saw:\n" << membership.value_or("<nothing>"));
-            REQUIRE(membership.has_value());
-            for (const char* controller :
-                 {"memory", "cpu", "pids", "freezer", "devices", "cpuset", "blkio"}) {
-                INFO(controller);
-                CHECK(contains(*membership,
-                               ":" + std::string(controller) + ":/mini-run/" + id + "\n"));
-            }
-            CHECK(contains(*membership, "0::/mini-run/" + id + "\n"));
-            CHECK(trimmed(read_file(out.path() + "/" + kind + ".max")) == "41");
-        }
-        delete_and_check_cgroups(runtime, id);
-    }
-}
-
 TEST_CASE("cgroups: the pids limit makes fork fail beyond it", "[cgroup]") {
     TempBundle bundle("cg-pids");
     TempDir shared("minirun-cg");
@@ -486,11 +429,6 @@ TEST_CASE("cgroups: a frozen cgroup is refused at create, in runc's words", "[cg
     CHECK(refused.exit_code != 0);
     CHECK(contains(refused.err_now(), "container's cgroup unexpectedly frozen"));
     CHECK(runtime.root_entries().empty());
-    // The freezer is a v1 hierarchy, found frozen only after the clone with a late join
-    // (create_resources.hpp): the init must be gone, the cgroup2 directory made before the
-    // clone removed, and the frozen one, not ours, left as it was.
-    CHECK(processes_with_marker(bundle.id()).empty());
-    CHECK(cgroup_dirs(path) == std::vector<std::string>{freezer});
     { std::ofstream(freezer + "/freezer.state") << "THAWED\n"; }
     CHECK(::rmdir(freezer.c_str()) == 0);
     CHECK(cgroup_dirs(path).empty());
