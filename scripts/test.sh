@@ -18,7 +18,9 @@
 #      for longer), built with clang-16 in build-fuzz/ in the background since step 2,
 #   6. checks the formatting of every C++ file (clang-format),
 #   7. runs clang-tidy over src/ runtime/ cli/ when the repo has a .clang-tidy (started
-#      right after the build, in the background at nice 19; reported at the end).
+#      right after the build, in the background at nice 19; reported at the end), from the
+#      compile database of build-tidy/ (configured only, without precompiled headers, which
+#      clang-tidy cannot read when GCC made them).
 # It stops at the first failing step and says which one; at the end it prints a summary.
 # The integration tests need root; without it CTest reports them as skipped.
 set -euo pipefail
@@ -93,11 +95,14 @@ run_clang_tidy() {
         echo "no sources"
         return 0
     fi
+    # GCC's precompiled headers (build/) are not clang's: tidy reads a database without them.
+    cmake -S . -B build-tidy -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINIRUN_PCH=OFF \
+        -DMINIRUN_TESTS=OFF >/dev/null
     echo "clang-tidy over ${#files[@]} files, $JOBS at a time"
     # Every finding fails the step. Each file's output is printed whole, not interleaved.
     printf '%s\0' "${files[@]}" |
         xargs -0 -n 1 -P "$JOBS" sh -c \
-            'out=$(clang-tidy -p build --quiet --warnings-as-errors="*" --extra-arg=-Wno-unknown-warning-option "$1" 2>&1); rc=$?
+            'out=$(clang-tidy -p build-tidy --quiet --warnings-as-errors="*" --extra-arg=-Wno-unknown-warning-option "$1" 2>&1); rc=$?
              if [ $rc -ne 0 ]; then printf "%s\n" "$out"; echo "clang-tidy: $1 failed"; fi
              exit $(( rc != 0 ))' clang-tidy-one
 }
@@ -107,18 +112,20 @@ if ((EUID != 0)); then
 fi
 
 step "install dependencies" scripts/bootstrap.sh
+# RelWithDebInfo's -O2, the code users build, with line tables only (-g1, enough for a
+# backtrace): the same code, a third less compile time than -g.
 step "configure build/ ($BUILD_TYPE)" \
-    cmake -S . -B build -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DMINIRUN_TESTS=ON -DMINIRUN_WERROR=ON
+    cmake -S . -B build -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DMINIRUN_TESTS=ON -DMINIRUN_WERROR=ON \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 step "build" cmake --build build -j "$JOBS"
 step "example rootfs" scripts/make-rootfs.sh
 
-# Three jobs need only the build's sources and compile database, not the cpus the tests
-# use: clang-tidy (the longest, about a quarter hour on 2 cores), the sanitizer build of the
-# unit tests and the fuzzers' clang build. They start now, in the background at the lowest
-# CPU priority (nice 19): the test steps below mostly wait (on containers, the engines'
-# daemons, bats), and these take only the CPU those leave idle. Each one's step at the end
-# waits for it and reports. Each runs in a process group of its own, so that a failing step
-# ends all of it.
+# Three jobs need only the sources, not the cpus the tests use: clang-tidy (the longest,
+# about a quarter hour on 2 cores), the sanitizer build of the unit tests and the fuzzers'
+# clang build. They start now, in the background at the lowest CPU priority (nice 19): the
+# test steps below mostly wait (on containers, the engines' daemons, bats), and these take
+# only the CPU those leave idle. Each one's step at the end waits for it and reports. Each
+# runs in a process group of its own, so that a failing step ends all of it.
 #
 # background NAME COMMAND...: starts COMMAND so; wait_background NAME [full] waits for it
 # and prints its output (all of it with "full" or when it failed, else its last lines).
@@ -145,9 +152,13 @@ wait_background() {
 if [[ -f .clang-tidy ]]; then
     background tidy bash -c "$(declare -f run_clang_tidy); JOBS=$JOBS run_clang_tidy"
 fi
+# The sanitizer build is GCC's, at -O0 with line tables. (Not folded into the fuzzers'
+# clang build: clang-16's LeakSanitizer reports json values of the recipe tests as leaked
+# that GCC's does not; until that is understood, the unit tests keep GCC's build.)
 build_asan() {
-    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMINIRUN_SANITIZE=ON -DMINIRUN_TESTS=ON \
-        -DMINIRUN_WERROR=ON && cmake --build build-asan -j "$JOBS" --target minirun-unit
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" \
+        -DMINIRUN_SANITIZE=ON -DMINIRUN_TESTS=ON -DMINIRUN_WERROR=ON &&
+        cmake --build build-asan -j "$JOBS" --target minirun-unit
 }
 background asan bash -c "$(declare -f build_asan); JOBS=$JOBS build_asan"
 background fuzz-build scripts/fuzz.sh --build-only --build build-fuzz
