@@ -152,9 +152,11 @@ wait_background() {
 if [[ -f .clang-tidy ]]; then
     background tidy bash -c "$(declare -f run_clang_tidy); JOBS=$JOBS run_clang_tidy"
 fi
-# The sanitizer build is GCC's, at -O0 with line tables. (Not folded into the fuzzers'
-# clang build: clang-16's LeakSanitizer reports json values of the recipe tests as leaked
-# that GCC's does not; until that is understood, the unit tests keep GCC's build.)
+# The sanitizer build is GCC's, at -O0 with line tables. Not folded into the fuzzers' clang
+# build: clang 16 skips the destructor of the by-value argument in `x = {...}` inside a
+# template in C++17 and later (llvm/llvm-project#51037, fixed in clang 17), so nlohmann's
+# `json = {"/bin/sh"}` in tests/unit/test_recipe.cpp's spec_with leaks the old value there;
+# a standalone template doing only that assignment leaks under clang 16, not under GCC.
 build_asan() {
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" \
         -DMINIRUN_SANITIZE=ON -DMINIRUN_TESTS=ON -DMINIRUN_WERROR=ON &&
