@@ -3,8 +3,13 @@
 #include "minirun/file.hpp"
 #include "minirun/runtime.hpp"
 
+#include <sys/stat.h>
+
 #include <charconv>
+#include <cstdlib>
 #include <set>
+#include <tuple>
+#include <utility>
 
 namespace minirun::cli {
 namespace {
@@ -31,6 +36,17 @@ Result<uint32_t> parse_id(std::string_view text) {
     return value;
 }
 
+// --user UID[:GID]; the gid is 0 when not given.
+Result<std::pair<uint32_t, uint32_t>> parse_user(std::string_view text) {
+    size_t colon = text.find(':');
+    MR_ASSIGN(uint32_t uid, parse_id(text.substr(0, colon)));
+    uint32_t gid = 0;
+    if (colon != std::string_view::npos) {
+        MR_ASSIGN(gid, parse_id(text.substr(colon + 1)));
+    }
+    return std::pair{uid, gid};
+}
+
 // "KEY=value" replaces an existing KEY or is appended.
 void set_env(std::vector<std::string>& env, const std::string& entry) {
     std::string key = entry.substr(0, entry.find('=') + 1);
@@ -49,35 +65,8 @@ void add_capability(std::vector<std::string>& set, const std::string& name) {
     }
 }
 
-// The process to run: a --process file as given, or the container's own process with the
-// command line's changes on top (as runc builds it).
-Result<spec::Process> build_process(const ExecFlags& flags, const std::string& root) {
-    if (!flags.process_file.empty()) {
-        MR_ASSIGN(std::string text, fs::read_file(flags.process_file));
-        MR_ASSIGN(spec::Process process, spec::parse_process(text, flags.process_file));
-        process.terminal = process.terminal || flags.tty;
-        // As runc: the file's scheduler, ioPriority and execCPUAffinity override the
-        // container's (runc's exec starts from the container's config and lets the process
-        // replace them, "should override the ioprio in config.json"); absent, the
-        // container's apply.
-        if (!process.scheduler || !process.io_priority || !process.exec_cpu_affinity) {
-            MR_ASSIGN(spec::Process own, container_process(root, flags.options.id));
-            if (!process.scheduler) {
-                process.scheduler = std::move(own.scheduler);
-            }
-            if (!process.io_priority) {
-                process.io_priority = std::move(own.io_priority);
-            }
-            if (!process.exec_cpu_affinity) {
-                process.exec_cpu_affinity = std::move(own.exec_cpu_affinity);
-            }
-        }
-        return process;
-    }
-    if (flags.command.empty()) {
-        return Error(EINVAL, "exec: no command given (use --process F or give the command)");
-    }
-    MR_ASSIGN(spec::Process process, container_process(root, flags.options.id));
+// Applies the command line's changes to the container's own process (as runc builds it).
+Result<spec::Process> with_flags(const ExecFlags& flags, spec::Process process) {
     process.args = flags.command;
     process.terminal = flags.tty;
     process.console_size.reset();
@@ -85,18 +74,10 @@ Result<spec::Process> build_process(const ExecFlags& flags, const std::string& r
         process.cwd = flags.cwd;
     }
     for (const std::string& entry : flags.env) {
-        if (entry.find('=') == std::string::npos) {
-            return Error(EINVAL, cat("--env ", quoted(entry), ": expected KEY=value"));
-        }
         set_env(process.env, entry);
     }
     if (!flags.user.empty()) {
-        size_t colon = flags.user.find(':');
-        MR_ASSIGN(process.user.uid, parse_id(flags.user.substr(0, colon)));
-        process.user.gid = 0;
-        if (colon != std::string::npos) {
-            MR_ASSIGN(process.user.gid, parse_id(flags.user.substr(colon + 1)));
-        }
+        MR_ASSIGN(std::tie(process.user.uid, process.user.gid), parse_user(flags.user));
     }
     if (!flags.additional_gids.empty()) {
         process.user.additional_gids = flags.additional_gids;
@@ -115,6 +96,90 @@ Result<spec::Process> build_process(const ExecFlags& flags, const std::string& r
     }
     process.no_new_privileges = process.no_new_privileges || flags.no_new_privs;
     return process;
+}
+
+// A --process file as given, with what it leaves out taken from the container's own: as
+// runc, the file's scheduler, ioPriority and execCPUAffinity override the container's
+// (runc's exec starts from the container's config and lets the process replace them,
+// "should override the ioprio in config.json"); absent, the container's apply. So do its
+// capabilities: a file without them gets the container's (runc's finalizeNamespace), not
+// all of root's.
+spec::Process with_defaults(spec::Process process, const spec::Process* own) {
+    if (own == nullptr) {
+        return process;
+    }
+    if (!process.scheduler) {
+        process.scheduler = own->scheduler;
+    }
+    if (!process.io_priority) {
+        process.io_priority = own->io_priority;
+    }
+    if (!process.exec_cpu_affinity) {
+        process.exec_cpu_affinity = own->exec_cpu_affinity;
+    }
+    if (!process.capabilities) {
+        process.capabilities = own->capabilities;
+    }
+    return process;
+}
+
+// The protected re-exec (runtime/sealed_exe.hpp) starts `exec` over after the --process
+// file was read: from a pipe (`-p <(...)`, as runc's tests pass it) the new start would
+// read nothing. So the text of a file that is not a regular one is passed on in the
+// environment, as "PATH\nTEXT" (never to the container's process, whose environment is
+// process.env), and taken back from there for the same path only.
+constexpr const char* kProcessVariable = "_MINIRUN_EXEC_PROCESS";
+constexpr size_t kMaxPassedProcess = 96 * 1024; // below the kernel's 128 KiB per string
+
+Result<std::string> read_process_file(const std::string& path) {
+    if (const char* passed = std::getenv(kProcessVariable); passed != nullptr) {
+        std::string_view value(passed);
+        if (value.starts_with(path + "\n")) {
+            std::string text(value.substr(path.size() + 1));
+            ::unsetenv(kProcessVariable);
+            return text;
+        }
+    }
+    MR_ASSIGN(std::string text, fs::read_file(path));
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) &&
+        text.size() <= kMaxPassedProcess) {
+        ::setenv(kProcessVariable, cat(path, "\n", text).c_str(), 1);
+    }
+    return text;
+}
+
+// What makes the process once the container is open (ExecOptions::make_process). What can
+// be checked without the container is checked now: the --process file, the command, --env.
+Status set_process_maker(const ExecFlags& flags, ExecOptions& options) {
+    if (!flags.process_file.empty()) {
+        MR_ASSIGN(std::string text, read_process_file(flags.process_file));
+        MR_ASSIGN(spec::Process process, spec::parse_process(text, flags.process_file));
+        process.terminal = process.terminal || flags.tty;
+        options.make_process = [process = std::move(process)](const spec::Process* own) {
+            return Result<spec::Process>(with_defaults(process, own));
+        };
+        return {};
+    }
+    if (flags.command.empty()) {
+        return Error(EINVAL, "exec: no command given (use --process F or give the command)");
+    }
+    for (const std::string& entry : flags.env) {
+        if (entry.find('=') == std::string::npos) {
+            return Error(EINVAL, cat("--env ", quoted(entry), ": expected KEY=value"));
+        }
+    }
+    if (!flags.user.empty()) {
+        MR_TRY(parse_user(flags.user));
+    }
+    options.make_process = [&flags, id = options.id](const spec::Process* own) {
+        if (own == nullptr) {
+            return Result<spec::Process>(
+                Error(EINVAL, cat("container ", quoted(id), " has no process")));
+        }
+        return with_flags(flags, *own);
+    };
+    return {};
 }
 
 } // namespace
@@ -198,12 +263,11 @@ CommandRunner add_exec_command(CLI::App& app, GlobalOptions& global) {
         // As runc: 255 when mini-run itself failed, so that it cannot be taken for the exit
         // code of the process (which a foreground exec returns).
         constexpr int kRuntimeFailed = 255;
-        auto process = build_process(*flags, global.root);
-        if (!process) {
-            (void)fail(process.error().message());
+        if (auto made = set_process_maker(*flags, flags->options); !made) {
+            (void)fail(made.error().message());
             return kRuntimeFailed;
         }
-        flags->options.process = std::move(*process);
+        flags->options.reexec_argv = global.argv;
         auto exit_code = exec_in_container(flags->options);
         if (!exit_code) {
             (void)fail(exit_code.error().message());

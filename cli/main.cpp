@@ -48,16 +48,6 @@ int usage_error_status(std::string_view command) {
 }
 
 int main_impl(int argc, char** argv) {
-    // `exec` runs from a protected view of mini-run (runtime/sealed_exe.hpp). The re-exec
-    // starts main() over, so it comes first, before any work that would then be done twice.
-    // `create` and `run` decide once they have read the config: most containers they can
-    // protect with the cheaper exec gate (runtime/exec_gate.hpp).
-    if (std::string_view name = subcommand_of(argc, argv); name == "exec") {
-        if (auto sealed = reexec_from_sealed_binary(argv); !sealed) {
-            return fail(sealed.error().message());
-        }
-    }
-
     CLI::App app{"mini-run: a small, readable and fast OCI container runtime"};
     app.name("mini-run");
     app.set_version_flag("--version,-v", version_text());

@@ -20,7 +20,6 @@
 #include "net_devices.hpp"
 #include "pid.hpp"
 #include "plan.hpp"
-#include "sealed_exe.hpp"
 #include "signals.hpp"
 #include "sync.hpp"
 #include "syscalls.hpp"
@@ -93,37 +92,21 @@ Error init_error_or(ParentEnd& sync, const Error& fallback) {
 // Returns the gate's fd, or an invalid fd when the init is to exec the process itself.
 Result<UniqueFd> protect_runtime_binary(const Plan& plan, const CreateOptions& options,
                                         const CreateMode& mode) {
-    std::string reason = runtime::exec_gate::unusable_because(plan);
-    if (runtime::runs_from_protected_view()) {
-        // Said here, after the re-exec, so that the steps are numbered once.
+    runtime::exec_gate::Protection protection;
+    protection.ruled_out = runtime::exec_gate::unusable_because(plan);
+    protection.gate_text = "exec gate: the init will exec the process through a sealed 2 KB "
+                           "program, which also waits for start: mini-run never runs in the "
+                           "container";
+    protection.say = [](std::string_view text) {
         if (explain::enabled()) {
-            explain::step(reason.empty()
-                              ? "mini-run runs from a read-only view or sealed copy of itself"
-                              : cat("no exec gate (", reason,
-                                    "): mini-run runs from a read-only view of itself"));
+            explain::step(text);
         }
-        return UniqueFd();
-    }
-    if (reason.empty()) {
-        auto gate = runtime::exec_gate::open_gate();
-        if (gate) {
-            if (explain::enabled()) {
-                explain::step("exec gate: the init will exec the process through a sealed "
-                              "2 KB program, which also waits for start: mini-run never "
-                              "runs in the container");
-            }
-            return std::move(*gate);
-        }
-        log::debug(cat("exec gate: ", gate.error().message(), "; re-executing instead"));
-    }
-    if (options.reexec_argv == nullptr) {
-        return UniqueFd(); // the caller protected itself (or cannot restart)
-    }
+    };
+    protection.reexec_argv = options.reexec_argv;
     // The new start blocks the signals again itself, and would take this mask for the
     // container's process.
-    ::sigprocmask(SIG_SETMASK, &mode.exec_mask, nullptr);
-    MR_TRY(runtime::ensure_sealed_binary(options.reexec_argv));
-    return UniqueFd();
+    protection.reexec_mask = &mode.exec_mask;
+    return runtime::exec_gate::protect_runtime_binary(protection);
 }
 
 // With the exec gate the init execs it right after kCreated; its end of the socket is
@@ -245,6 +228,10 @@ Status ipc_warning(Run& r) {
 Status open_namespaces(Run& r) {
     MR_ASSIGN(r.namespaces, runtime::open_namespaces_to_join(r.created.plan)); // namespaces.cpp
     return {};
+}
+
+Status mark_joined_pid_namespace(Run& r) {
+    return runtime::exec_gate::mark_joined_pid_namespace(r.created.plan, r.options.root);
 }
 
 Status prepare_security(Run& r) {
@@ -527,7 +514,7 @@ constexpr auto kParent = runtime::Taker::parent;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 28> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan", "config.json -> spec model -> plan: every decision, no effect",
      kParent, load_config},
@@ -546,6 +533,10 @@ constexpr std::array<runtime::Step<Run>, 28> kCreateRecipe = {{
     {"open namespaces to join",
      "each path checked to be a namespace of the named type before anything is created", kParent,
      open_namespaces},
+    {"mark a joined PID namespace",
+     "a process here that may hold CAP_SYS_PTRACE could reach what `exec` starts in the "
+     "containers whose PID namespace this joins: their execs take the protected re-exec then",
+     kParent, mark_joined_pid_namespace},
     {"prepare security",
      "capabilities resolved, the seccomp filter compiled, LSM settings checked: errors now, "
      "not in the init",

@@ -9,6 +9,7 @@
 // setns() into one's own user namespace is an error, and into the others a no-op.
 #include "cgroup.hpp"
 #include "child.hpp"
+#include "exec_gate.hpp"
 #include "init.hpp"
 #include "intel_rdt.hpp"
 #include "lifecycle.hpp"
@@ -98,11 +99,45 @@ Result<bool> enter_user_namespace_for_pid(std::vector<runtime::NamespaceEntry>& 
     return true;
 }
 
-} // namespace
+// fs.suid_dumpable = 1 makes a process dumpable again whenever its credentials change, so
+// also when the exec'd process takes the user's ids, before its exec.
+bool suid_dumpable_user() {
+    char value = 0;
+    UniqueFd file(::open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC));
+    return !file || ::read(file.get(), &value, 1) != 1 || value == '1';
+}
 
-Result<int> exec_in_container(const ExecOptions& options) {
-    Syscalls& sys = linux_syscalls();
-    const spec::Process& process = options.process;
+// CVE-2019-5736 for `exec` (exec_gate.hpp): the gate where nothing that can see this
+// process may hold CAP_SYS_PTRACE over it, the protected re-exec of mini-run otherwise
+// (which starts this process over, and does not return). Returns the gate's fd, or an
+// invalid one when the process is to exec directly (mini-run already runs protected).
+// First leaves the mark when this process may itself hold CAP_SYS_PTRACE: later execs
+// must not take the gate next to it. The caller holds the container's lock.
+Result<UniqueFd> protect_runtime_binary(const ExecOptions& options, const spec::Spec& spec,
+                                        const spec::Process& process, runtime::Opened& container,
+                                        bool own_user_namespace) {
+    if (!own_user_namespace && runtime::exec_gate::may_hold_ptrace(process)) {
+        MR_TRY(container.dir.add_mark(runtime::exec_gate::kPtraceMark));
+    }
+    runtime::exec_gate::ExecFacts facts;
+    facts.own_user_namespace = own_user_namespace;
+    facts.ptrace_marked = container.dir.has_mark(runtime::exec_gate::kPtraceMark);
+    facts.suid_dumpable_user = suid_dumpable_user();
+    facts.paused = container.status == state::Status::paused;
+    runtime::exec_gate::Protection protection;
+    protection.ruled_out = runtime::exec_gate::unusable_for_exec_because(spec, process, facts);
+    protection.gate_text = "exec gate: the process is exec'd through a sealed 2 KB program; "
+                           "until then mini-run is non-dumpable, and nothing that sees it may "
+                           "hold CAP_SYS_PTRACE";
+    protection.say = [](std::string_view text) {
+        log::debug(text);
+    };
+    protection.reexec_argv = options.reexec_argv;
+    return runtime::exec_gate::protect_runtime_binary(protection);
+}
+
+// What the options and the process must agree on before anything is done.
+Status check_process(const ExecOptions& options, const spec::Process& process) {
     if (process.args.empty()) {
         return Error(EINVAL, "exec: no command given");
     }
@@ -112,7 +147,14 @@ Result<int> exec_in_container(const ExecOptions& options) {
     if (!process.terminal && !options.console_socket.empty()) {
         return Error(EINVAL, "--console-socket given without --tty");
     }
+    return {};
+}
 
+} // namespace
+
+Result<int> exec_in_container(const ExecOptions& options) {
+    Syscalls& sys = linux_syscalls();
+    spec::Process process;
     std::vector<runtime::NamespaceEntry> joins;
     std::vector<UniqueFd> join_fds;
     UniqueFd pid_ns;
@@ -125,6 +167,11 @@ Result<int> exec_in_container(const ExecOptions& options) {
     std::optional<spec::MemoryPolicy> memory_policy;
     std::optional<spec::IntelRdt> intel_rdt;
     bool stay_in_pid_namespace = false;
+    UniqueFd exec_gate;
+    // With the gate, the lock is held until the process has exec'd: an exec that leaves the
+    // CAP_SYS_PTRACE mark waits for it, so no such process appears while this one may still
+    // be mini-run (exec_gate.hpp).
+    std::optional<state::StateDir> locked_until_exec;
     {
         // Held only while the container is looked at, not while the process runs.
         MR_ASSIGN(runtime::Opened container, runtime::open_container(options.root, options.id));
@@ -144,6 +191,18 @@ Result<int> exec_in_container(const ExecOptions& options) {
                               .for_exec(options.cgroups));
         // The container's seccomp filter applies to every process in it (runtime-spec).
         MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
+        MR_ASSIGN(process, options.make_process(spec.process ? &*spec.process : nullptr));
+        MR_TRY(check_process(options, process));
+        // Before the rest: the protected re-exec, where needed, starts over from here.
+        bool own_user_namespace =
+            inode_of(cat("/proc/", init, "/ns/user")) != inode_of("/proc/self/ns/user");
+        MR_ASSIGN(exec_gate,
+                  protect_runtime_binary(options, spec, process, container, own_user_namespace));
+        if (exec_gate) {
+            // Non-dumpable from the clone on, as the child inherits it: it is in the
+            // container's PID namespace from birth.
+            MR_TRY(check_syscall(::prctl(PR_SET_DUMPABLE, 0), "exec: set non-dumpable"));
+        }
         MR_ASSIGN(security, runtime::security::prepare(process, spec.linux));
         oci_version = spec.oci_version;
         // The container's NUMA policy too: this process is forked from mini-run, not from
@@ -165,6 +224,9 @@ Result<int> exec_in_container(const ExecOptions& options) {
         if (!started || *started != container.record.pid_start_time) {
             return Error(ESRCH, cat("container ", quoted(options.id), ": container not running"));
         }
+        if (exec_gate) {
+            locked_until_exec.emplace(std::move(container.dir));
+        }
     }
 
     std::optional<runtime::SignalForwarder> signals;
@@ -182,6 +244,8 @@ Result<int> exec_in_container(const ExecOptions& options) {
     for (const runtime::NamespaceEntry& join : child.joins) {
         child.keep_fds.push_back(join.fd);
     }
+    child.exec_gate = exec_gate.get();
+    child.keep_fds.push_back(exec_gate.get());
     child.exec_root = root.get();
     child.new_session = process.terminal;
     child.bind_console = false;
@@ -239,6 +303,7 @@ Result<int> exec_in_container(const ExecOptions& options) {
         }
         return Error(EPROTO, "unexpected message from the exec'd process");
     }
+    locked_until_exec.reset();
     if (!options.console_socket.empty()) {
         MR_TRY(runtime::terminal::send_to_console_socket(options.console_socket, master.get()));
         master.reset();

@@ -315,9 +315,11 @@ Status wait_for_start_here(Setup& s) {
 
 Status prepare_exec(Setup& s) {
     process::ExecGate gate;
-    if (s.init != nullptr && s.init->exec_gate >= 0) {
-        gate = {s.init->exec_gate, s.init->parent_waits_for_exec ? s.sync.fd() : -1,
-                s.init->exec_fifo};
+    if (s.exec_gate >= 0) {
+        // `exec` always listens until the exec; its process starts at once.
+        bool listened = s.init == nullptr || s.init->parent_waits_for_exec;
+        gate = {s.exec_gate, listened ? s.sync.fd() : -1,
+                s.init != nullptr ? s.init->exec_fifo : -1};
     }
     MR_TRY(s.exec.prepare(s.executable, s.process, s.preserve_fds, s.home, s.sys, gate));
     if (s.init == nullptr && log::enabled(log::Level::debug)) {
@@ -528,6 +530,7 @@ void run_init(const Plan& plan, InitContext& context, Syscalls& sys) noexcept {
             setup.keep_fds.push_back(source.get());
         }
         setup.exec_signal_mask = context.exec_signal_mask;
+        setup.exec_gate = context.exec_gate;
         setup.oci_version = plan.spec.oci_version;
         setup.container_pid = context.record.pid;
         setup.plan = &plan;

@@ -75,6 +75,7 @@ struct ProcessSetup {
     const spec::MemoryPolicy* memory_policy = nullptr;
     InitContext* init = nullptr; // the init's
     int exec_root = -1;          // exec without a mount namespace: the init's root
+    int exec_gate = -1;          // the gate's memfd (exec_gate.hpp), or -1: exec directly
     bool new_session = true;     // the init always; an exec'd process with a terminal
     bool bind_console = true;    // /dev/console: the init's only
 

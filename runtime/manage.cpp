@@ -508,15 +508,6 @@ Status delete_container(const std::string& root, const std::string& id, bool for
                             spec ? nullptr : &spec.error());
 }
 
-Result<spec::Process> container_process(const std::string& root, const std::string& id) {
-    MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id, runtime::Access::read));
-    MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
-    if (!spec.process) {
-        return Error(EINVAL, cat("container ", quoted(id), " has no process"));
-    }
-    return *spec.process;
-}
-
 Result<std::vector<ContainerSummary>> list_containers(const std::string& root) {
     MR_ASSIGN(std::vector<std::string> ids, state::list_ids(root));
     std::vector<ContainerSummary> out;

@@ -2,7 +2,6 @@
 
 #include "fs.hpp"
 #include "minirun/fd.hpp"
-#include "minirun/runtime.hpp"
 
 #include <fcntl.h>
 #include <linux/mount.h>
@@ -164,11 +163,3 @@ Status ensure_sealed_binary(char** argv) {
 }
 
 } // namespace minirun::runtime
-
-namespace minirun {
-
-Status reexec_from_sealed_binary(char** argv) {
-    return runtime::ensure_sealed_binary(argv);
-}
-
-} // namespace minirun

@@ -12,7 +12,7 @@
 namespace minirun::runtime {
 namespace {
 
-constexpr std::array<StepGuide, 73> kGuides = {{
+constexpr std::array<StepGuide, 74> kGuides = {{
     // The runtime: `create` (container.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
@@ -30,6 +30,10 @@ constexpr std::array<StepGuide, 73> kGuides = {{
     {"open namespaces to join",
      "openat of each linux.namespaces[].path, ioctl(NS_GET_NSTYPE) to check its type",
      "nothing yet: namespaces to share instead of making new ones", "ls -l /proc/self/ns"},
+    {"mark a joined PID namespace",
+     "only for a joined PID namespace and CAP_SYS_PTRACE: stat of each container's "
+     "/proc/<pid>/ns/pid, flock and an empty file in the matching one's state directory",
+     "nothing: a note for `exec` into the other container", ""},
     {"prepare security",
      "none: the capability sets are resolved and the seccomp profile compiled to BPF here",
      "nothing yet: the filter is loaded as the very last step of the init", ""},

@@ -368,6 +368,20 @@ bool StateDir::fifo_exists() const {
     return ::fstatat(fd_.get(), kFifoName, &info, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+minirun::Status StateDir::add_mark(const char* name) {
+    UniqueFd mark(
+        ::openat(fd_.get(), name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600));
+    if (!mark) {
+        return Error::from_errno(cat("create ", path_, "/", name));
+    }
+    return {};
+}
+
+bool StateDir::has_mark(const char* name) const {
+    struct stat info {};
+    return ::fstatat(fd_.get(), name, &info, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 Status StateDir::status_of(const Record& record) const {
     if (record.pid == 0) {
         return Status::creating;

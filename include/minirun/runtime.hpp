@@ -26,12 +26,6 @@ inline constexpr std::string_view kSpecVersion = "1.3.0";
 // starting with '.', at most 1024 characters. Checked before any file system access.
 Status validate_container_id(std::string_view id);
 
-// Re-executes mini-run, with the same arguments, from a view of its binary that no
-// container process can write through (CVE-2019-5736, runtime/sealed_exe.hpp). Returns at
-// once when it runs from one already; otherwise returns only when that fails. `exec` calls
-// it first thing: the re-exec starts main() over.
-Status reexec_from_sealed_binary(char** argv);
-
 struct CreateOptions {
     std::string root; // state root (--root)
     std::string id;
@@ -77,7 +71,10 @@ Status delete_container(const std::string& root, const std::string& id, bool for
 struct ExecOptions {
     std::string root;
     std::string id;
-    spec::Process process; // complete: the CLI merges its flags onto the container's own
+    // Makes the process from the container's own (its saved config's; null when it has
+    // none), called once the container is open, so that config.json is read once: the CLI
+    // merges its flags onto it, or takes a --process file (runc builds it the same way).
+    std::function<Result<spec::Process>(const spec::Process* own)> make_process;
     bool detach = false;
     std::string pid_file;
     std::string console_socket;
@@ -87,14 +84,13 @@ struct ExecOptions {
     bool ignore_paused = false;
     // `--cgroup [controller[,controller...]:]path`: sub-cgroups of the container's to join.
     std::vector<std::string> cgroups;
+    // As CreateOptions: re-executed from a protected view when the exec gate is ruled out.
+    char** reexec_argv = nullptr;
 };
 
 // Runs a new process in the namespaces of a running container. Foreground: returns its
 // exit code. Detached: returns 0 once it runs, leaving it to the caller.
 Result<int> exec_in_container(const ExecOptions& options);
-
-// The process of a container's config (for exec to start from), as saved at create.
-Result<spec::Process> container_process(const std::string& root, const std::string& id);
 
 struct ContainerSummary {
     std::string id;

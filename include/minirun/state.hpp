@@ -119,6 +119,11 @@ public:
     minirun::Status make_fifo();
     [[nodiscard]] bool fifo_exists() const;
 
+    // An empty file `name` (mode 0600): a mark one command leaves for the next ones
+    // (exec_gate.hpp's kPtraceMark). Idempotent; gone with the directory.
+    minirun::Status add_mark(const char* name);
+    [[nodiscard]] bool has_mark(const char* name) const;
+
     // The status, from the record and the live system: creating (pid 0), stopped (the
     // init is gone, a zombie, or its pid now belongs to another process), paused
     // (record.paused and alive), created (exec.fifo still exists), running.

@@ -147,6 +147,31 @@ std::string sha256(const std::string& path) {
     return split_words(result.out).front();
 }
 
+// A copy of the runtime, the binary under attack (the real build is never at risk), on a
+// writable file system, so that nothing protects it but the runtime; hashed at once.
+struct AttackedBinary {
+    TempDir dir{"minirun-it-bin"};
+    std::string path = dir.path() + "/mini-run-copy";
+    std::string hash_before;
+
+    AttackedBinary() {
+        if (run({"/bin/cp", minirun_binary(), path}).exit_code != 0 ||
+            ::chmod(path.c_str(), 0755) != 0) {
+            throw std::runtime_error("cannot copy the runtime to " + path);
+        }
+        hash_before = sha256(path);
+    }
+    [[nodiscard]] bool unchanged() const { return sha256(path) == hash_before; }
+};
+
+// /bin/evil in the bundle's rootfs leads to /proc/self/exe: at an execve of it, that is
+// whatever execs it. Unprotected, mini-run itself would start in the container.
+void add_evil_link(const TempBundle& bundle) {
+    if (::symlink("/proc/self/exe", (bundle.rootfs() + "/bin/evil").c_str()) != 0) {
+        throw std::runtime_error("cannot make /bin/evil in " + bundle.rootfs());
+    }
+}
+
 // `delete --force ID`, reaping the container's processes meanwhile: the test is their
 // subreaper, and a pid namespace's dying init waits until every process of the namespace
 // (an exec'd one reparented to the test, say) is reaped.
@@ -267,16 +292,9 @@ void privileged(TempBundle& bundle) {
 TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/exe "
           "(CVE-2019-5736)",
           "[escape][cve-2019-5736]") {
-    // A copy of the runtime is the one under attack: the real build is never at risk.
-    TempDir bin_dir("minirun-it-bin");
-    const std::string copy = bin_dir.path() + "/mini-run-copy";
-    auto copied = run({"/bin/cp", minirun_binary(), copy});
-    REQUIRE(copied.exit_code == 0);
-    REQUIRE(::chmod(copy.c_str(), 0755) == 0);
-    const std::string hash_before = sha256(copy);
-
+    AttackedBinary copy;
     Runtime runtime;
-    runtime.use_binary(copy);
+    runtime.use_binary(copy.path);
     TempBundle bundle("cve-2019-5736");
     hostile_rootfs(bundle);
     privileged(bundle);
@@ -363,9 +381,9 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
         CHECK(deleted.exit_code == 0);
         CHECK(processes_with_marker(bundle.id() + "-attacker").empty());
     }
-    CHECK(sha256(copy) == hash_before);
+    CHECK(copy.unchanged());
     struct stat st {};
-    REQUIRE(stat(copy.c_str(), &st) == 0);
+    REQUIRE(stat(copy.path.c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0755);
     reap_orphans();
 }
@@ -373,25 +391,17 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
 TEST_CASE("escape: `run` never executes mini-run in the container: /proc/self/exe at the "
           "container's execve is the sealed exec gate (CVE-2019-5736)",
           "[escape][cve-2019-5736][exec-gate]") {
-    // The copy sits on a writable file system, so it is not protected by where it lives.
-    TempDir bin_dir("minirun-it-bin");
-    const std::string copy = bin_dir.path() + "/mini-run-copy";
-    REQUIRE(run({"/bin/cp", minirun_binary(), copy}).exit_code == 0);
-    REQUIRE(::chmod(copy.c_str(), 0755) == 0);
-    const std::string hash_before = sha256(copy);
-
+    AttackedBinary copy;
     Runtime runtime;
-    runtime.use_binary(copy);
+    runtime.use_binary(copy.path);
     TempBundle bundle("exec-gate");
     hostile_rootfs(bundle);
-    // The image's entrypoint leads to /proc/self/exe: at the container's execve that is
-    // whatever the init runs. Unprotected, mini-run itself would start in the container.
-    REQUIRE(::symlink("/proc/self/exe", (bundle.rootfs() + "/bin/evil").c_str()) == 0);
+    add_evil_link(bundle); // the image's entrypoint
     bundle.set_args({"/bin/evil", "--version"});
     bundle.write_config();
     auto explain_run = [&]() {
         auto argv = bundle.run_argv();
-        argv[0] = copy;
+        argv[0] = copy.path;
         argv.insert(argv.begin() + 2, "--explain");
         return run(argv);
     };
@@ -451,8 +461,136 @@ TEST_CASE("escape: `run` never executes mini-run in the container: /proc/self/ex
         CHECK(contains(result.err, "no exec gate (createContainer/startContainer hooks"));
         CHECK(contains(result.out, "mini-run version"));
     }
-    CHECK(sha256(copy) == hash_before);
+    CHECK(copy.unchanged());
     check_no_leftovers(bundle);
+}
+
+namespace {
+
+// An attacker without CAP_SYS_PTRACE: it watches for processes that still run mini-run
+// (their comm) and tries to reach their executable. "REACHED" is a success: the link or an
+// open gave it something that is neither busybox nor the sealed gate. "denied" proves that
+// it caught one in time and was refused.
+const char* const reach_runtime_script = R"SH(
+echo attacker-ready
+while true; do
+  for p in /proc/[0-9]*; do
+    [ "$p" = "/proc/$$" ] && continue
+    read -r c < "$p/comm" 2>/dev/null || continue
+    case "$c" in mini-run*) ;; *) continue ;; esac
+    t=$(readlink "$p/exe" 2>/dev/null)
+    case "$t" in ""|/memfd:*|/bin/busybox) ;; *) echo "REACHED $p exe: $t" ;; esac
+    if command eval "exec 3< $p/exe" 2>/dev/null; then
+      o=$(readlink /proc/$$/fd/3)
+      case "$o" in /memfd:*|/bin/busybox) ;; *) echo "REACHED $p open: $o" ;; esac
+      exec 3<&-
+    fi
+    [ -z "$t" ] && echo "denied $p $c"
+  done
+done
+)SH";
+
+} // namespace
+
+TEST_CASE("escape: `exec` through the gate where nothing in the container may hold "
+          "CAP_SYS_PTRACE; the protected re-exec elsewhere (CVE-2019-5736)",
+          "[escape][cve-2019-5736][exec-gate]") {
+    AttackedBinary copy;
+    Runtime runtime;
+    runtime.use_binary(copy.path);
+    TempBundle bundle("exec-gate-exec");
+    hostile_rootfs(bundle);
+    add_evil_link(bundle); // a program of the image that exec runs
+    bundle.set_shell(loop);
+    const std::string state_dir = runtime.root() + "/" + bundle.id();
+    auto evil_exec = [&](const std::vector<std::string>& options) {
+        std::vector<std::string> args = {"--debug", "exec"};
+        args.insert(args.end(), options.begin(), options.end());
+        args.insert(args.end(), {bundle.id(), "/bin/evil", "--version"});
+        return runtime(args);
+    };
+
+    SECTION("runc spec's capabilities: the gate, and mini-run never runs inside") {
+        REQUIRE(runtime.run_detached(bundle).exit_code == 0);
+        auto result = evil_exec({});
+        INFO(result.describe());
+        CHECK(contains(result.err, "exec gate: the process is exec'd through a sealed"));
+        CHECK_FALSE(contains(result.err, "read-only view"));
+        CHECK_FALSE(contains(result.out, "mini-run version"));
+        CHECK(result.exit_code == 127); // the gate again, without a command line of its own
+        CHECK_FALSE(::access((state_dir + "/ptrace-capable").c_str(), F_OK) == 0);
+        // The exec'd process is the user's program, as without the gate.
+        auto plain = runtime({"exec", bundle.id(), "sh", "-c", "readlink /proc/self/exe; echo $0"});
+        INFO(plain.describe());
+        CHECK(plain.exit_code == 0);
+        CHECK(plain.out == "/bin/busybox\nsh\n");
+    }
+    SECTION("the container's process may hold CAP_SYS_PTRACE: the protected re-exec") {
+        bundle.add_capabilities({"CAP_SYS_PTRACE"});
+        REQUIRE(runtime.run_detached(bundle).exit_code == 0);
+        auto result = evil_exec({});
+        INFO(result.describe());
+        CHECK(contains(result.err,
+                       "no exec gate (the container's process may hold CAP_SYS_PTRACE): mini-run "
+                       "runs from a read-only view of itself"));
+        CHECK(result.exit_code == 0);
+        CHECK(contains(result.out, "mini-run version")); // from the read-only view only
+    }
+    SECTION("exec --cap CAP_SYS_PTRACE leaves the mark: no later exec takes the gate") {
+        REQUIRE(runtime.run_detached(bundle).exit_code == 0);
+        auto capable = evil_exec({"--cap", "CAP_SYS_PTRACE"});
+        INFO(capable.describe());
+        CHECK(contains(capable.err, "no exec gate (this process may hold CAP_SYS_PTRACE)"));
+        CHECK(contains(capable.out, "mini-run version"));
+        CHECK(::access((state_dir + "/ptrace-capable").c_str(), F_OK) == 0);
+        auto later = evil_exec({});
+        INFO(later.describe());
+        CHECK(contains(later.err, "no exec gate (a process that may hold CAP_SYS_PTRACE shares"));
+        CHECK(contains(later.out, "mini-run version"));
+    }
+    SECTION("a container that joins the PID namespace with CAP_SYS_PTRACE leaves the mark") {
+        REQUIRE(runtime.run_detached(bundle).exit_code == 0);
+        auto pid = runtime.pid_from_file(bundle.id());
+        REQUIRE(pid);
+        TempBundle joiner("exec-gate-joiner");
+        joiner.set_shell(loop);
+        joiner.add_capabilities({"CAP_SYS_PTRACE"});
+        for (auto& ns : joiner.config["linux"]["namespaces"]) {
+            if (ns["type"] == "pid") {
+                ns["path"] = "/proc/" + std::to_string(*pid) + "/ns/pid";
+            }
+        }
+        auto joined = runtime.run_detached(joiner);
+        INFO(joined.describe());
+        REQUIRE(joined.exit_code == 0);
+        CHECK(::access((state_dir + "/ptrace-capable").c_str(), F_OK) == 0);
+        auto result = evil_exec({});
+        INFO(result.describe());
+        CHECK(contains(result.err, "no exec gate (a process that may hold CAP_SYS_PTRACE shares"));
+        CHECK(contains(result.out, "mini-run version"));
+        CHECK(force_delete(runtime, joiner.id()).exit_code == 0);
+    }
+    SECTION("the container's root, without CAP_SYS_PTRACE, sees the exec'd mini-run but cannot "
+            "reach its executable") {
+        bundle.set_shell("[ \"$(readlink /proc/self/ns/pid)\" != '" + ns_link(0, "pid") +
+                         "' ] || { echo 'host namespace' >&2; exit 1; }\n" + reach_runtime_script);
+        auto ran = runtime.run_detached(bundle);
+        INFO("run -d: " << ran.describe());
+        REQUIRE(ran.exit_code == 0);
+        REQUIRE(wait_until([&] { return contains(ran.out_now(), "attacker-ready\n"); }));
+        for (int i = 0; i < 15 || (i < kMaxExecs && !contains(ran.out_now(), "\ndenied ")); ++i) {
+            auto exec = runtime({"exec", bundle.id(), "true"});
+            INFO("exec " << i << ": " << exec.describe());
+            CHECK(exec.exit_code == 0);
+        }
+        INFO("attacker's output (last part): " << ran.out_now().substr(
+                 ran.out_now().size() > 4000 ? ran.out_now().size() - 4000 : 0));
+        CHECK(contains(ran.out_now(), "\ndenied /proc/"));
+        CHECK_FALSE(contains(ran.out_now(), "REACHED"));
+    }
+    CHECK(force_delete(runtime, bundle.id()).exit_code == 0);
+    CHECK(copy.unchanged());
+    reap_orphans();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -216,6 +216,43 @@ TEST_CASE("exec --process: the process from a JSON file", "[exec]") {
     }
 }
 
+TEST_CASE("exec --process: from a pipe too, also when mini-run starts over from its "
+          "protected view; without capabilities, the container's apply",
+          "[exec]") {
+    Running container;
+    auto bounding_of = [](const std::string& status) {
+        std::smatch match;
+        std::regex line("CapBnd:\\s*([0-9a-f]+)");
+        return std::regex_search(status, match, line) ? match[1].str() : std::string("none");
+    };
+    nlohmann::json process = {
+        {"terminal", false},
+        {"args", {"sh", "-c", "grep CapBnd /proc/self/status"}},
+        {"env", {"PATH=/bin:/usr/bin"}},
+        {"cwd", "/"},
+    };
+    SECTION("CAP_SYS_PTRACE: the re-exec, which reads the text the pipe gave the first start") {
+        const nlohmann::json set = {"CAP_KILL", "CAP_SYS_PTRACE"};
+        process["capabilities"] = {{"bounding", set}, {"effective", set}, {"permitted", set}};
+        auto result = container.runtime(
+            {"--debug", "exec", "-p", "/dev/stdin", container.bundle.id()}, process.dump());
+        INFO(result.describe());
+        REQUIRE(result.exit_code == 0);
+        CHECK(contains(result.err, "no exec gate (this process may hold CAP_SYS_PTRACE)"));
+        CHECK(bounding_of(result.out) == "0000000000080020"); // CAP_SYS_PTRACE (19), CAP_KILL (5)
+    }
+    SECTION("no capabilities in the file: the container's process's, as runc") {
+        auto init_status = read_file("/proc/" + std::to_string(container.init) + "/status");
+        REQUIRE(init_status);
+        auto result =
+            container.runtime({"exec", "-p", "/dev/stdin", container.bundle.id()}, process.dump());
+        INFO(result.describe());
+        REQUIRE(result.exit_code == 0);
+        CHECK(bounding_of(result.out) == bounding_of(*init_status));
+        CHECK(bounding_of(result.out) != "000001ffffffffff");
+    }
+}
+
 TEST_CASE("exec: a stopped or unknown container fails", "[exec]") {
     TempBundle bundle("exec-stopped");
     bundle.set_shell("exit 0");

@@ -106,6 +106,96 @@ TEST_CASE("exec gate: which containers may take it", "[exec-gate]") {
     }
 }
 
+namespace {
+
+// `exec` of the container's own process into a container made from `config`.
+std::string exec_reason_for(const json& config, const exec_gate::ExecFacts& facts,
+                            const json& process_changes = json::object()) {
+    auto plan = minirun::testing::PlanBundle().plan(config);
+    INFO((plan ? std::string() : plan.error().message()));
+    REQUIRE(plan);
+    json process_json = config["process"];
+    process_json.update(process_changes);
+    auto process = spec::parse_process(process_json.dump(), "process.json");
+    INFO((process ? std::string() : process.error().message()));
+    REQUIRE(process);
+    return exec_gate::unusable_for_exec_because(plan->spec, *process, facts);
+}
+
+// The default capabilities of `runc spec`: no CAP_SYS_PTRACE anywhere.
+json runc_spec_capabilities() {
+    const json set = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"};
+    return {{"bounding", set}, {"effective", set}, {"permitted", set}, {"ambient", set}};
+}
+
+} // namespace
+
+TEST_CASE("exec gate: which execs may take it", "[exec-gate]") {
+    json config = gate_config();
+    config["process"]["capabilities"] = runc_spec_capabilities();
+    exec_gate::ExecFacts facts;
+    CHECK(exec_reason_for(config, facts).empty());
+
+    SECTION("CAP_SYS_PTRACE in any set of the container's process, without a user namespace") {
+        for (const char* set : {"bounding", "effective", "permitted", "inheritable", "ambient"}) {
+            json with = config;
+            with["process"]["capabilities"][set] = {"CAP_KILL", "CAP_SYS_PTRACE"};
+            // The exec'd process itself is as the test gives it: without the capability.
+            CHECK_THAT(exec_reason_for(with, facts, {{"capabilities", runc_spec_capabilities()}}),
+                       Catch::Contains("container's process may hold CAP_SYS_PTRACE"));
+        }
+        // No capabilities at all: root keeps every one.
+        json without = config;
+        without["process"].erase("capabilities");
+        CHECK_THAT(exec_reason_for(without, facts, {{"capabilities", runc_spec_capabilities()}}),
+                   Catch::Contains("CAP_SYS_PTRACE"));
+    }
+    SECTION("this process may hold it (exec --cap CAP_SYS_PTRACE), or an earlier one did") {
+        json caps = runc_spec_capabilities();
+        caps["bounding"].push_back("CAP_SYS_PTRACE");
+        CHECK_THAT(exec_reason_for(config, facts, {{"capabilities", caps}}),
+                   Catch::Contains("this process may hold CAP_SYS_PTRACE"));
+        facts.ptrace_marked = true;
+        CHECK_THAT(exec_reason_for(config, facts),
+                   Catch::Contains("shares the container's PID namespace"));
+    }
+    SECTION("a user namespace not mini-run's: nothing in it holds a capability in ours") {
+        facts.own_user_namespace = true;
+        facts.ptrace_marked = true;
+        config["process"]["capabilities"]["bounding"].push_back("CAP_SYS_PTRACE");
+        CHECK(exec_reason_for(config, facts).empty());
+        // Still not where others see the process, or when the process would turn dumpable.
+        facts.suid_dumpable_user = true;
+        CHECK_THAT(exec_reason_for(config, facts), Catch::Contains("suid_dumpable"));
+    }
+    SECTION("a PID namespace that is not the container's own") {
+        config["linux"]["namespaces"] = json::array({{{"type", "mount"}}});
+        CHECK_THAT(exec_reason_for(config, facts), Catch::Contains("PID namespace is not its own"));
+        config["linux"]["namespaces"] =
+            json::array({{{"type", "mount"}}, {{"type", "pid"}, {"path", "/proc/1/ns/pid"}}});
+        CHECK_THAT(exec_reason_for(config, facts), Catch::Contains("PID namespace is not its own"));
+    }
+    SECTION("paused, an LSM label, a filter that may stop the gate") {
+        facts.paused = true;
+        CHECK_THAT(exec_reason_for(config, facts), Catch::Contains("paused"));
+        facts.paused = false;
+        CHECK_THAT(exec_reason_for(config, facts, {{"apparmorProfile", "container-default"}}),
+                   Catch::Contains("LSM"));
+        config["linux"]["seccomp"] =
+            seccomp_with("SCMP_ACT_ERRNO", {{{"names", {"execve"}}, {"action", "SCMP_ACT_ALLOW"}}});
+        CHECK_THAT(exec_reason_for(config, facts), Catch::Contains("execveat"));
+    }
+}
+
+TEST_CASE("exec gate: may_hold_ptrace reads every set", "[exec-gate]") {
+    spec::Process process;
+    CHECK(exec_gate::may_hold_ptrace(process)); // no capabilities: root's, all of them
+    process.capabilities.emplace();
+    CHECK_FALSE(exec_gate::may_hold_ptrace(process));
+    process.capabilities->inheritable = {"CAP_SYS_PTRACE"};
+    CHECK(exec_gate::may_hold_ptrace(process));
+}
+
 TEST_CASE("exec gate: a sealed, executable memfd that nobody can change", "[exec-gate]") {
     auto gate = exec_gate::open_gate();
     if (!gate) {

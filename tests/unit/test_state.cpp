@@ -348,6 +348,31 @@ TEST_CASE("make_fifo creates exec.fifo once", "[state]") {
     CHECK_FALSE(dir->fifo_exists());
 }
 
+TEST_CASE("add_mark leaves an empty file, idempotently; has_mark sees it; remove takes it",
+          "[state]") {
+    TempDir tmp;
+    auto dir = StateDir::create(tmp.path(), "box");
+    REQUIRE(dir.ok());
+    CHECK_FALSE(dir->has_mark("ptrace-capable"));
+    REQUIRE(dir->add_mark("ptrace-capable").ok());
+    REQUIRE(dir->add_mark("ptrace-capable").ok());
+    CHECK(dir->has_mark("ptrace-capable"));
+    struct stat info {};
+    REQUIRE(::stat((dir->path() + "/ptrace-capable").c_str(), &info) == 0);
+    CHECK(S_ISREG(info.st_mode));
+    CHECK(info.st_size == 0);
+    CHECK((info.st_mode & 07777) == 0600);
+    // Another command's view of the same directory sees it too.
+    auto again = StateDir::open(tmp.path(), "box");
+    REQUIRE(again.ok());
+    CHECK(again->has_mark("ptrace-capable"));
+    // A symlink in its place is neither followed nor taken for the mark's file.
+    REQUIRE(::symlink("/etc/hostname", (dir->path() + "/other").c_str()) == 0);
+    CHECK_FALSE(dir->add_mark("other").ok());
+    REQUIRE(dir->remove().ok());
+    CHECK_FALSE(stdfs::exists(tmp.path() + "/box"));
+}
+
 TEST_CASE("status_of derives the status from the live system", "[state]") {
     TempDir tmp;
     auto dir = StateDir::create(tmp.path(), "box");
