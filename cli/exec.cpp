@@ -129,7 +129,7 @@ spec::Process with_defaults(spec::Process process, const spec::Process* own) {
 // environment, as "PATH\nTEXT" (never to the container's process, whose environment is
 // process.env), and taken back from there for the same path only.
 constexpr const char* kProcessVariable = "_MINIRUN_EXEC_PROCESS";
-constexpr size_t kMaxPassedProcess = 96 * 1024; // below the kernel's 128 KiB per string
+constexpr size_t kMaxPassedProcess = size_t{96} * 1024; // below the kernel's 128 KiB per string
 
 Result<std::string> read_process_file(const std::string& path) {
     if (const char* passed = std::getenv(kProcessVariable); passed != nullptr) {
