@@ -121,31 +121,34 @@ Result<size_t> processes_in_existing(const std::string& key, const std::string& 
     return pids.size();
 }
 
-Status make_directory_once(const std::string& key, const std::string& dir) {
+// What a directory needs once it is there: a v1 cpuset one made just now gets its parent's
+// cpus and mems (it starts with none), a cgroup2 one its children's controllers.
+Status settle_directory(const std::string& key, const std::string& dir, bool made) {
+    if (made && files::places_of({{key, dir}}).v1.contains("cpuset")) {
+        MR_TRY_WRAP(copy_cpuset_from_parent(dir), cat("cgroup ", quoted(dir)));
+    }
+    if (is_v2_key(key)) {
+        enable_v2_controllers(dir);
+    }
+    return {};
+}
+
+// `dir` below a missing parent (its mkdir said ENOENT): the missing levels made from the
+// top. True when the last mkdir, of `dir` itself, made it (not a racing create).
+Result<bool> make_with_parents(const std::string& key, const std::string& dir) {
     bool cpuset = files::places_of({{key, dir}}).v1.contains("cpuset");
-    // Usually only the last level is missing: one mkdir, no walk.
-    const bool made = ::mkdir(dir.c_str(), 0755) == 0;
-    if (made || errno == EEXIST) {
-        if (cpuset && made) {
-            MR_TRY_WRAP(copy_cpuset_from_parent(dir), cat("cgroup ", quoted(dir)));
-        }
-        if (is_v2_key(key)) {
-            enable_v2_controllers(dir);
-        }
-        return {};
-    }
-    if (errno != ENOENT) {
-        return Error::from_errno(cat("mkdir ", dir));
-    }
-    std::vector<std::string> missing;
-    for (std::string level = dir; !is_directory(level); level = fs::split_parent(level).first) {
+    std::vector<std::string> missing{dir};
+    for (std::string level = fs::split_parent(dir).first; !is_directory(level);
+         level = fs::split_parent(level).first) {
         if (level == "/" || level == ".") {
             break;
         }
         missing.insert(missing.begin(), level);
     }
+    bool made = false;
     for (const auto& level : missing) {
-        if (::mkdir(level.c_str(), 0755) != 0 && errno != EEXIST) {
+        made = ::mkdir(level.c_str(), 0755) == 0;
+        if (!made && errno != EEXIST) {
             return Error::from_errno(cat("mkdir ", level));
         }
         if (cpuset) {
@@ -155,15 +158,32 @@ Status make_directory_once(const std::string& key, const std::string& dir) {
     if (is_v2_key(key)) {
         enable_v2_controllers(dir);
     }
-    return {};
+    return made;
+}
+
+// `dir` made, or found; true when this call made it.
+Result<bool> make_directory_once(const std::string& key, const std::string& dir) {
+    // Usually only the last level is missing: one mkdir, no walk.
+    const bool made = ::mkdir(dir.c_str(), 0755) == 0;
+    if (made || errno == EEXIST) {
+        MR_TRY(settle_directory(key, dir, made));
+        return made;
+    }
+    if (errno != ENOENT) {
+        return Error::from_errno(cat("mkdir ", dir));
+    }
+    return make_with_parents(key, dir);
 }
 
 // A delete elsewhere may remove the shared default parent just after we saw it (see
 // remove()): the mkdir below it then fails with ENOENT, and the chain is made again.
-Status make_directory(const std::string& key, const std::string& dir) {
+// `parent_missing`: the caller's own mkdir of `dir` said ENOENT just now.
+Result<bool> make_directory(const std::string& key, const std::string& dir,
+                            bool parent_missing = false) {
     constexpr int kAttempts = 5;
     for (int attempt = 1;; ++attempt) {
-        Status made = make_directory_once(key, dir);
+        auto made = attempt == 1 && parent_missing ? make_with_parents(key, dir)
+                                                   : make_directory_once(key, dir);
         if (made || made.error().errno_value() != ENOENT || attempt == kAttempts) {
             return made;
         }
@@ -173,33 +193,56 @@ Status make_directory(const std::string& key, const std::string& dir) {
 } // namespace
 
 Result<size_t> Cgroup::create() {
-    // Every directory is checked before any is made, so that a refused create leaves
-    // nothing behind.
+    // Each directory is made straight away (usually none exists: one mkdir each, no stat
+    // before or after), and one that exists is checked; only then is anything written to
+    // any of them. What this call made is removed again when a directory is refused or
+    // cannot be made, so that a refused create leaves nothing behind: the caller only owns
+    // (and removes) the cgroups once create() succeeded.
     size_t found = 0;
+    std::vector<std::string> made;
+    struct Settle {
+        const std::string* key;
+        const std::string* dir;
+        bool made;
+    };
+    std::vector<Settle> to_settle;
+    auto undo = [&made](const Error& error) -> Result<size_t> {
+        while (!made.empty()) { // the last made first
+            if (::rmdir(made.back().c_str()) != 0 && errno != ENOENT) {
+                log::warning(cat("undo a failed create: remove cgroup ", made.back(), ": ",
+                                 Error::from_errno("rmdir").message()));
+            }
+            made.pop_back();
+        }
+        return error;
+    };
     for (const auto& [key, dir] : paths_) {
-        if (is_directory(dir)) {
-            MR_ASSIGN(size_t here, processes_in_existing(key, dir));
-            found = std::max(found, here);
+        if (::mkdir(dir.c_str(), 0755) == 0) {
+            made.push_back(dir);
+            to_settle.push_back({&key, &dir, true});
+        } else if (errno == EEXIST) {
+            auto here = processes_in_existing(key, dir);
+            if (!here) {
+                return undo(here.error());
+            }
+            found = std::max(found, *here);
+            to_settle.push_back({&key, &dir, false});
+        } else if (errno == ENOENT) {
+            // A parent is missing (the default /mini-run): made level by level, settled.
+            auto chain = make_directory(key, dir, true);
+            if (chain ? *chain : is_directory(dir)) { // failed after its mkdir: ours too
+                made.push_back(dir);
+            }
+            if (!chain) {
+                return undo(chain.error());
+            }
+        } else {
+            return undo(Error::from_errno(cat("mkdir ", dir)));
         }
     }
-    // What this call made is removed again when a later directory cannot be made: the
-    // caller only owns (and removes) the cgroups once create() succeeded.
-    std::vector<std::string> made;
-    for (const auto& [key, dir] : paths_) {
-        const bool existed = is_directory(dir);
-        Status status = make_directory(key, dir);
-        if (!existed && is_directory(dir)) {
-            made.push_back(dir);
-        }
-        if (!status) {
-            while (!made.empty()) { // the last made first
-                if (::rmdir(made.back().c_str()) != 0 && errno != ENOENT) {
-                    log::warning(cat("undo a failed create: remove cgroup ", made.back(), ": ",
-                                     Error::from_errno("rmdir").message()));
-                }
-                made.pop_back();
-            }
-            return status.error();
+    for (const Settle& one : to_settle) {
+        if (Status settled = settle_directory(*one.key, *one.dir, one.made); !settled) {
+            return undo(settled.error());
         }
     }
     return found;

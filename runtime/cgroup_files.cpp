@@ -19,20 +19,49 @@ bool exists(const std::string& dir, const std::string& name) {
     return ::stat(cat(dir, "/", name).c_str(), &info) == 0;
 }
 
-Status write(const std::string& dir, const std::string& name, std::string_view value) {
-    std::string path = cat(dir, "/", name);
-    // O_TRUNC matters only for plain files (tests); cgroupfs ignores it. One write(2) per
-    // value: the kernel parses each write as a whole.
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
-    if (!fd) {
-        return Error::from_errno(cat("open ", path));
-    }
-    ssize_t written = ::write(fd.get(), value.data(), value.size());
+namespace {
+
+UniqueFd open_for_writing(const std::string& path) {
+    // O_TRUNC matters only for plain files (tests); cgroupfs ignores it.
+    return UniqueFd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+}
+
+// One write(2) per value: the kernel parses each write as a whole.
+Status write_value(int fd, const std::string& path, std::string_view value) {
+    ssize_t written = ::write(fd, value.data(), value.size());
     if (written < 0) {
         return Error::from_errno(cat("write ", quoted(value), " to ", path));
     }
     if (static_cast<size_t>(written) != value.size()) {
         return Error(EIO, cat("write ", quoted(value), " to ", path, ": short write"));
+    }
+    return {};
+}
+
+} // namespace
+
+Status write(const std::string& dir, const std::string& name, std::string_view value) {
+    std::string path = cat(dir, "/", name);
+    UniqueFd fd = open_for_writing(path);
+    if (!fd) {
+        return Error::from_errno(cat("open ", path));
+    }
+    return write_value(fd.get(), path, value);
+}
+
+Status write_each(const std::string& dir,
+                  const std::vector<std::pair<std::string, std::string>>& values) {
+    UniqueFd fd;
+    std::string path;
+    for (const auto& [name, value] : values) {
+        if (std::string next = cat(dir, "/", name); !fd || next != path) {
+            path = std::move(next);
+            fd = open_for_writing(path);
+            if (!fd) {
+                return Error::from_errno(cat("open ", path));
+            }
+        }
+        MR_TRY(write_value(fd.get(), path, value));
     }
     return {};
 }

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace minirun::runtime::cgroup::files {
@@ -20,6 +21,10 @@ namespace minirun::runtime::cgroup::files {
 // a missing one means the controller is not there, which must not pass silently.
 [[nodiscard]] bool exists(const std::string& dir, const std::string& name);
 Status write(const std::string& dir, const std::string& name, std::string_view value);
+// `values` to the files named with them, in order, one write(2) each, and a file opened
+// once for the values in a row that go to it (the ten rules of devices.allow).
+Status write_each(const std::string& dir,
+                  const std::vector<std::pair<std::string, std::string>>& values);
 // The content without its trailing newline.
 Result<std::string> read(const std::string& dir, const std::string& name);
 // A number, "max" reading as UINT64_MAX (the kernel's word for "no limit").

@@ -250,7 +250,8 @@ Status Cgroup::remove() const {
         return {};
     }
     for (const auto& [key, dir] : paths_) {
-        if (is_directory(dir) && is_hierarchy_root(dir)) {
+        // A container's cgroup has a cgroup for a parent: one stat says so, the usual case.
+        if (is_hierarchy_root(dir) && is_directory(dir)) {
             return Error(EINVAL, cat("refusing to remove cgroup ", quoted(dir),
                                      ": it is the root of its hierarchy"));
         }

@@ -223,10 +223,7 @@ Status rdma(const std::string& dir, const std::map<std::string, spec::RdmaLimit>
 }
 
 Status devices_v1(const std::string& dir, const std::vector<spec::DeviceCgroupRule>& rules) {
-    for (const auto& [name, line] : v1_device_writes(rules)) {
-        MR_TRY(write(dir, name, line));
-    }
-    return {};
+    return write_each(dir, v1_device_writes(rules));
 }
 
 // --- statistics ---------------------------------------------------------------------

@@ -282,11 +282,10 @@ Status make_state_dir(Run& r) {
 Status record_cgroups(Run& r) {
     MR_ASSIGN(r.cgroup, make_cgroup(r.created.plan, r.options));
     r.created.record.cgroup_paths = r.cgroup.paths();
-    MR_TRY(r.created.dir.save(r.created.record));
-    if (!r.cgroup.empty()) {
-        MR_TRY(r.created.dir.save_recovery(r.created.record));
+    if (r.cgroup.empty()) {
+        return r.created.dir.save(r.created.record);
     }
-    return {};
+    return r.created.dir.save_with_recovery(r.created.record);
 }
 
 Status make_cgroups(Run& r) {
@@ -384,19 +383,20 @@ Status clone_the_init(Run& r) {
     // Only the init may hold the fifo open for reading: `start` learns from a failed
     // open that the init is gone.
     r.fifo.reset();
-    r.created.record.pid = r.init.get();
-    // state.json keeps pid 0 ("creating") until record_the_init.
+    // state.json keeps pid 0 ("creating") until record_the_init; the record in memory has
+    // the init's identity from here.
+    state::Record& record = r.created.record;
+    record.pid = r.init.get();
+    auto started = state::process_start_time(record.pid);
+    if (!started) {
+        // The init does not wait for us before its first steps (connecting the seccomp
+        // listener is one): it may have failed one and exited already, and its report,
+        // waiting on the socket, says why; "has exited" would not.
+        return init_error_or(r.created.sync, started.error());
+    }
+    record.pid_start_time = *started;
     if (only_pid_finds_init) {
-        state::Record known = r.created.record;
-        auto started = state::process_start_time(known.pid);
-        if (!started) {
-            // The init does not wait for us before its first steps (connecting the seccomp
-            // listener is one): it may have failed one and exited already, and its report,
-            // waiting on the socket, says why; "has exited" would not.
-            return init_error_or(r.created.sync, started.error());
-        }
-        known.pid_start_time = *started;
-        MR_TRY(r.created.dir.save_recovery(known));
+        MR_TRY(r.created.dir.save_recovery(record));
     }
     return {};
 }
@@ -436,6 +436,10 @@ Status send_parent_ready(Run& r) {
     return {};
 }
 
+Status stage_the_record(Run& r) {
+    return r.created.dir.stage(r.created.record);
+}
+
 Status serve_the_init(Run& r) {
     for (;;) {
         MR_ASSIGN(SyncEvent event, r.created.sync.receive());
@@ -466,9 +470,8 @@ Status wait_for_the_gate(Run& r) {
 }
 
 Status record_the_init(Run& r) {
-    state::Record& record = r.created.record;
-    MR_ASSIGN(record.pid_start_time, state::process_start_time(record.pid));
-    MR_TRY(r.created.dir.save(record));
+    const state::Record& record = r.created.record;
+    MR_TRY(r.created.dir.save_staged());
     // Cgroups of its own hold the init, and recovery.json has them already; otherwise the
     // init is found only by its pid and start time, which recovery.json then needs too.
     if (r.cgroup.empty() || record.cgroup_shared) {
@@ -514,7 +517,7 @@ constexpr auto kParent = runtime::Taker::parent;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan", "config.json -> spec model -> plan: every decision, no effect",
      kParent, load_config},
@@ -583,11 +586,16 @@ constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
      kParent, move_net_devices},
     {"send the init its pid", "for the hooks' state; also releases the init's wait", kParent,
      send_parent_ready},
+    {"stage the record",
+     "state.json with the init's pid and start time written aside while the init sets up (on "
+     "ext4 making the file is the dear part); put in place once it is created",
+     kParent, stage_the_record},
     {"serve the init until created", "run prestart and createRuntime, take the pty", kParent,
      serve_the_init},
     {"wait for the gate", "only once pid 1 is the sealed gate may the lock go", kParent,
      wait_for_the_gate},
-    {"record the init", "its pid and start time in state.json", kParent, record_the_init},
+    {"record the init", "its pid and start time in state.json: the staged file put in place",
+     kParent, record_the_init},
     {"hand over the terminal", "to --console-socket", kParent, hand_over_terminal},
     {"write the pid file", "last: a pid file means the container exists", kParent, write_pid_file},
     {"commit", "nothing is undone from here", kParent, commit},

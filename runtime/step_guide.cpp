@@ -12,7 +12,7 @@
 namespace minirun::runtime {
 namespace {
 
-constexpr std::array<StepGuide, 74> kGuides = {{
+constexpr std::array<StepGuide, 75> kGuides = {{
     // The runtime: `create` (container.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
@@ -60,8 +60,9 @@ constexpr std::array<StepGuide, 74> kGuides = {{
      "nothing: only without a mount namespace, to undo the init's mounts on failure", ""},
     {"clone the init",
      "clone3(CLONE_NEWNS|CLONE_NEWUTS|CLONE_NEWIPC|CLONE_NEWPID|CLONE_NEWNET|... "
-     "CLONE_INTO_CGROUP): the namespaces of linux.namespaces, all at once; without cgroups "
-     "of its own, a write of recovery.json (its pid)",
+     "CLONE_INTO_CGROUP): the namespaces of linux.namespaces, all at once; a read of "
+     "/proc/<pid>/stat (its start time); without cgroups of its own, a write of "
+     "recovery.json (its pid)",
      "everything below: from here the init has namespaces of its own",
      "ls -l /proc/{pid}/ns; readlink /proc/self/ns/* (the pid is on the next cards)"},
     {"join the RDT group", "write of the init's pid to the group's tasks file", "as above", ""},
@@ -75,13 +76,16 @@ constexpr std::array<StepGuide, 74> kGuides = {{
      "network: a host device becomes the container's", "nsenter -t {pid} -n ip link"},
     {"send the init its pid", "sendmsg on the sync socket (a socketpair from before the clone)",
      "nothing", ""},
+    {"stage the record", "write of state.json.tmp (the record with the init's pid)", "nothing", ""},
     {"serve the init until created",
      "recvmsg on the sync socket; runs prestart and createRuntime hooks when the init asks",
      "nothing itself: the init's own steps follow, each with its card",
      "cat /proc/{pid}/status | grep -E '^(NSpid|Uid|Cap)'"},
     {"wait for the gate", "recvmsg until pid 1 runs the sealed exec gate",
      "the runtime binary: pid 1 no longer is a copy of mini-run", "ls -l /proc/{pid}/exe"},
-    {"record the init", "read of /proc/<pid>/stat (its start time), write of state.json",
+    {"record the init",
+     "rename of state.json.tmp to state.json (its start time was read "
+     "right after the clone)",
      "nothing: `state`, `kill` and `delete` find the init from here",
      "mini-run --root {root} state {id}"},
     {"hand over the terminal", "sendmsg(SCM_RIGHTS) of the pty's master to --console-socket",

@@ -110,21 +110,60 @@ Result<std::string> dangling_target(int root_fd, int dir_fd, const std::string& 
     return joined + target;
 }
 
+// The deepest directory of `parts` that already resolves inside the root, tried from the
+// whole path upwards: a mount or a device goes to a directory that exists (one lookup
+// instead of one per component), and a missing mount point mostly lacks only its last
+// component. `depth` is how many components it covers; `found` says a lookup answered
+// ENOENT just below it. Any other failure starts the walk from the root, whose step-by-step
+// lookups name the component at fault.
+struct Deepest {
+    UniqueFd dir;
+    size_t depth = 0;
+    bool found = false;
+};
+
+Result<Deepest> deepest_existing(int root_fd, const std::vector<std::string_view>& parts) {
+    for (size_t depth = parts.size(); depth > 0; --depth) {
+        std::string prefix;
+        for (size_t i = 0; i < depth; ++i) {
+            prefix += '/';
+            prefix += parts[i];
+        }
+        auto dir = open_in_root(root_fd, prefix, O_PATH | O_DIRECTORY);
+        if (dir) {
+            return Deepest{std::move(*dir), depth, depth < parts.size()};
+        }
+        if (dir.error().errno_value() != ENOENT) {
+            break;
+        }
+    }
+    MR_ASSIGN(UniqueFd root, open_in_root(root_fd, "/", O_PATH | O_DIRECTORY));
+    return Deepest{std::move(root), 0, false};
+}
+
 // One pass of mkdir_all_in_root over `wanted`. Returns the final directory, or sets
 // `redirect` to the path to create instead when a component is a symlink to a missing
 // target.
 Result<UniqueFd> mkdir_walk(int root_fd, const std::string& wanted, mode_t mode,
                             std::string& redirect) {
-    MR_ASSIGN(UniqueFd current, open_in_root(root_fd, "/", O_PATH | O_DIRECTORY));
     std::vector<std::string_view> parts = components(wanted);
+    MR_ASSIGN(Deepest start, deepest_existing(root_fd, parts));
+    UniqueFd current = std::move(start.dir);
     std::string walked;
-    for (size_t i = 0; i < parts.size(); ++i) {
+    for (size_t i = 0; i < start.depth; ++i) {
+        walked += '/';
+        walked += parts[i];
+    }
+    for (size_t i = start.depth; i < parts.size(); ++i) {
         std::string name(parts[i]);
         walked += '/';
         walked += name;
         // Each step resolves the prefix again from the root, so a ".." or a symlink in a
-        // component can never climb above it.
-        auto next = open_in_root(root_fd, walked, O_PATH | O_DIRECTORY);
+        // component can never climb above it. The first step below the deepest directory
+        // found was looked up a moment ago: missing.
+        bool known_missing = start.found && i == start.depth;
+        auto next = known_missing ? Result<UniqueFd>(Error(ENOENT, walked))
+                                  : open_in_root(root_fd, walked, O_PATH | O_DIRECTORY);
         if (!next && next.error().errno_value() == ENOENT) {
             if (::mkdirat(current.get(), name.c_str(), mode) == 0) {
                 next = open_in_root(root_fd, walked, O_PATH | O_DIRECTORY);

@@ -81,8 +81,9 @@ minirun::Status write_all(int fd, std::string_view content, const std::string& w
 // Readers must see either the old file or the new one, never a half-written one: a
 // concurrent `state` or `list` takes no lock. Hence a temp file renamed over the target.
 // No fsync: the state root lives on tmpfs (/run), which a crash empties anyway.
-minirun::Status replace_file(int dir_fd, const std::string& dir_path, const char* name,
-                             const char* temp_name, std::string_view content) {
+// `content` as `temp_name` in the directory, ready to be put in place.
+minirun::Status write_temp(int dir_fd, const std::string& dir_path, const char* temp_name,
+                           std::string_view content) {
     std::string temp_path = join(dir_path, temp_name);
     UniqueFd fd(
         ::openat(dir_fd, temp_name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
@@ -90,25 +91,38 @@ minirun::Status replace_file(int dir_fd, const std::string& dir_path, const char
         return Error::from_errno(cat("create ", temp_path));
     }
     minirun::Status written = write_all(fd.get(), content, temp_path);
-    fd.reset();
+    if (!written) {
+        ::unlinkat(dir_fd, temp_name, 0);
+    }
+    return written;
+}
+
+// `temp_name` (written by write_temp) becomes `name`, atomically for a reader.
+minirun::Status install_temp(int dir_fd, const std::string& dir_path, const char* name,
+                             const char* temp_name) {
     // Renaming over an existing file makes ext4 (auto_da_alloc) start writing the new
     // one's data back there and then, so that a crash cannot leave the name empty: about
     // 90 us per save on this machine. Exchanging the two names is just as atomic for a
     // reader and starts nothing; the old content then leaves under the temp name. The
     // plain rename remains for the first save (nothing to exchange with yet) and for file
     // systems without RENAME_EXCHANGE.
-    if (written.ok() && ::renameat2(dir_fd, temp_name, dir_fd, name, RENAME_EXCHANGE) == 0) {
+    if (::renameat2(dir_fd, temp_name, dir_fd, name, RENAME_EXCHANGE) == 0) {
         ::unlinkat(dir_fd, temp_name, 0);
         return {};
     }
-    if (written.ok() && ::renameat(dir_fd, temp_name, dir_fd, name) == 0) {
+    if (::renameat(dir_fd, temp_name, dir_fd, name) == 0) {
         return {};
     }
-    if (written.ok()) {
-        written = Error::from_errno(cat("rename ", temp_path, " to ", join(dir_path, name)));
-    }
+    minirun::Status renamed =
+        Error::from_errno(cat("rename ", join(dir_path, temp_name), " to ", join(dir_path, name)));
     ::unlinkat(dir_fd, temp_name, 0);
-    return written;
+    return renamed;
+}
+
+minirun::Status replace_file(int dir_fd, const std::string& dir_path, const char* name,
+                             const char* temp_name, std::string_view content) {
+    MR_TRY(write_temp(dir_fd, dir_path, temp_name, content));
+    return install_temp(dir_fd, dir_path, name, temp_name);
 }
 
 // Bigger than any state or config this runtime writes; a file beyond it was not written by
@@ -231,11 +245,15 @@ Result<StateDir> StateDir::create(const std::string& root, const std::string& id
     if (escapes_root(id)) {
         return Error(EINVAL, cat("invalid container id ", quoted(id)));
     }
-    MR_TRY_WRAP(make_dirs(root, 0711), "create state root");
     std::string path = join(root, id);
     // The one mkdir is the whole claim on the id: of two concurrent creates, exactly one
-    // gets past it.
-    if (::mkdir(path.c_str(), 0711) < 0) {
+    // gets past it. The root is made only when it is missing (the first create).
+    int made = ::mkdir(path.c_str(), 0711);
+    if (made < 0 && errno == ENOENT) {
+        MR_TRY_WRAP(make_dirs(root, 0711), "create state root");
+        made = ::mkdir(path.c_str(), 0711);
+    }
+    if (made < 0) {
         if (errno == EEXIST) {
             return Error(EEXIST, cat("container ", quoted(id), " already exists"));
         }
@@ -320,6 +338,18 @@ minirun::Status StateDir::save(const Record& record) {
     return replace_file(fd_.get(), path_, kStateFile, kStateTemp, *text);
 }
 
+minirun::Status StateDir::stage(const Record& record) {
+    auto text = record_text(record);
+    if (!text) {
+        return Error(EINVAL, cat("save state of ", quoted(id_), ": ", text.error().message()));
+    }
+    return write_temp(fd_.get(), path_, kStateTemp, *text);
+}
+
+minirun::Status StateDir::save_staged() {
+    return install_temp(fd_.get(), path_, kStateFile, kStateTemp);
+}
+
 Result<Record> StateDir::load() const {
     auto record = load_record(fd_.get(), path_, id_, kStateFile);
     // A create that died before writing its state looks the same to the user: there is no
@@ -337,6 +367,19 @@ minirun::Status StateDir::save_recovery(const Record& record) {
                      cat("save recovery state of ", quoted(id_), ": ", text.error().message()));
     }
     return replace_file(fd_.get(), path_, kRecoveryFile, kRecoveryTemp, *text);
+}
+
+minirun::Status StateDir::save_with_recovery(const Record& record) {
+    MR_TRY(save(record));
+    // Making a file is the dear part on ext4 (with many files made and removed, a new inode
+    // is searched for past the recently deleted ones): a hard link makes none. No file
+    // here is ever written in place, so the two names stay one content until save()
+    // puts a new file under state.json. Where the link cannot be made (recovery.json
+    // exists, a file system without hard links), recovery.json is written as a copy.
+    if (::linkat(fd_.get(), kStateFile, fd_.get(), kRecoveryFile, 0) == 0) {
+        return {};
+    }
+    return save_recovery(record);
 }
 
 Result<Record> StateDir::load_recovery() const {

@@ -106,12 +106,20 @@ public:
     minirun::Status lock();
 
     minirun::Status save(const Record& record); // state.json via a temp file + rename
+    // save() in two halves: stage() writes the temp file (the dear part on ext4) while
+    // there is time, save_staged() puts it in place, as atomically as save().
+    minirun::Status stage(const Record& record);
+    minirun::Status save_staged();
     // A missing state.json is "does not exist" (ENOENT); a damaged one is kCorrupt, the
     // message naming the container, the file and what is wrong with it.
     Result<Record> load() const;
     // recovery.json, the same way; a missing one is ENOENT.
     minirun::Status save_recovery(const Record& record);
     Result<Record> load_recovery() const;
+    // save(), and recovery.json the same record as a second name of the new state.json
+    // (where it had none yet): the next save() replaces state.json by a new file, while
+    // recovery.json keeps this one. A file fewer to make than save() + save_recovery().
+    minirun::Status save_with_recovery(const Record& record);
     minirun::Status save_config(std::string_view config_text);
     Result<std::string> load_config() const;
 

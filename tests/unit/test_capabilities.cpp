@@ -363,8 +363,9 @@ TEST_CASE("drop_bounding only drops what is still there, and names what it canno
     int lowest = fewer.bounding.front();
     fewer.bounding.erase(fewer.bounding.begin());
 
-    // Without CAP_SETPCAP (gone with the effective set), keeping the current bounding set
-    // needs no syscall that could fail; dropping one more does fail.
+    // Without CAP_SETPCAP (gone with the effective set) every drop is refused: keeping the
+    // current bounding set still succeeds (a read then finds each one gone already);
+    // dropping one more fails.
     std::string out = in_child([&]() -> std::string {
         if (auto s = caps::apply(caps::CapabilitySets{}, minirun::linux_syscalls()); !s.ok()) {
             return "apply: " + s.error().message();

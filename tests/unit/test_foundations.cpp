@@ -6,8 +6,37 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 
 using namespace minirun;
+
+TEST_CASE("cat writes every part as `<<` would", "[error]") {
+    // Each part beside what an ostream makes of it: text and integers take the short way.
+    auto streamed = [](const auto&... parts) {
+        std::ostringstream out;
+        (out << ... << parts);
+        return out.str();
+    };
+    const std::string text = "/sys/fs/cgroup";
+    const std::string_view view = "view";
+    const char* none = nullptr;
+    const char letter = 'x';
+    const unsigned char byte = 'y';
+    const int negative = -42;
+    const uint64_t largest = UINT64_MAX;
+    const int64_t smallest = INT64_MIN;
+    const pid_t pid = 4242;
+    const double fraction = 0.25;
+    CHECK(cat(text, "/", "memory", '/', pid) == "/sys/fs/cgroup/memory/4242");
+    CHECK(cat(text, view, letter, byte) == streamed(text, view, letter, byte));
+    CHECK(cat(negative, " ", largest, " ", smallest, " ", size_t{0}) ==
+          streamed(negative, " ", largest, " ", smallest, " ", size_t{0}));
+    CHECK(cat(true, false, fraction, 1e21) == streamed(true, false, fraction, 1e21));
+    CHECK(cat("a", none, "b") == "ab");
+    // A manipulator changes how the rest of the line is written, as in a stream.
+    CHECK(cat("mask ", std::hex, 240, " ", 255U) == "mask f0 ff");
+    CHECK(cat() == "");
+}
 
 TEST_CASE("errors carry context up the chain and keep errno", "[error]") {
     Error inner = Error::from_errno(ENOENT, "open x");

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -69,6 +70,34 @@ TEST_CASE("mkdir_all_in_root follows links to missing targets, and stops on loop
     auto looped = fs::mkdir_all_in_root(root_fd.get(), "/loop1/x", 0755);
     REQUIRE_FALSE(looped.ok());
     CHECK(looped.error().errno_value() == ELOOP);
+}
+
+TEST_CASE("mkdir_all_in_root starts from the deepest directory there, and names a bad one",
+          "[fs]") {
+    TempDir tmp;
+    std::string root = tmp.path();
+    stdfs::create_directories(root + "/a/b/c");
+    stdfs::create_symlink("/a/b", root + "/link");
+    { std::ofstream(root + "/a/file") << "x"; }
+    UniqueFd root_fd = open_dir(root);
+
+    // All there, through a link inside the root: the directory it leads to.
+    auto there = fs::mkdir_all_in_root(root_fd.get(), "/link/c", 0755);
+    REQUIRE(there.ok());
+    CHECK(*fs::fd_target(there->get()) == root + "/a/b/c");
+    // Only the last component missing, then three levels missing below a deep one.
+    auto last = fs::mkdir_all_in_root(root_fd.get(), "/a/b/c/d", 0755);
+    REQUIRE(last.ok());
+    CHECK(*fs::fd_target(last->get()) == root + "/a/b/c/d");
+    auto deep = fs::mkdir_all_in_root(root_fd.get(), "link/c/x/y/z", 0700);
+    REQUIRE(deep.ok());
+    CHECK(*fs::fd_target(deep->get()) == root + "/a/b/c/x/y/z");
+    CHECK(stdfs::is_directory(root + "/a/b/c/x/y"));
+    // A file on the way: the error names the component at fault, not the whole path.
+    auto through_file = fs::mkdir_all_in_root(root_fd.get(), "/a/file/x/y", 0755);
+    REQUIRE_FALSE(through_file.ok());
+    CHECK(through_file.error().errno_value() == ENOTDIR);
+    CHECK(through_file.error().message().find("mkdir \"/a/file\"") != std::string::npos);
 }
 
 TEST_CASE("open_in_root refuses magic links and can refuse symlinks", "[fs]") {

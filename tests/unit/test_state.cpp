@@ -321,6 +321,39 @@ TEST_CASE("save_recovery and load_recovery round-trip, apart from state.json", "
     CHECK(contains(corrupt.error().message(), dir->path() + "/recovery.json"));
 }
 
+TEST_CASE("save_with_recovery: recovery.json keeps the first record through later saves",
+          "[state]") {
+    TempDir tmp;
+    auto dir = StateDir::create(tmp.path(), "box");
+    REQUIRE(dir.ok());
+    Record first = sample_record();
+    first.pid = 0; // creating
+    REQUIRE(dir->save_with_recovery(first).ok());
+    auto recovered = dir->load_recovery();
+    REQUIRE(recovered.ok());
+    CHECK(recovered->pid == 0);
+    CHECK(recovered->cgroup_paths == first.cgroup_paths);
+
+    // The init recorded, in two halves: staged aside, nothing visible yet ...
+    Record later = first;
+    later.pid = 4242;
+    REQUIRE(dir->stage(later).ok());
+    CHECK(stdfs::exists(dir->path() + "/state.json.tmp"));
+    CHECK(dir->load()->pid == 0);
+    // ... then in place; recovery.json still has the first record.
+    REQUIRE(dir->save_staged().ok());
+    CHECK_FALSE(stdfs::exists(dir->path() + "/state.json.tmp"));
+    CHECK(dir->load()->pid == 4242);
+    CHECK(dir->load_recovery()->pid == 0);
+    REQUIRE(dir->save(first).ok());
+    CHECK(dir->load_recovery()->pid == 0);
+
+    // Where recovery.json exists already, it is replaced by a copy.
+    first.cgroup_paths.clear();
+    REQUIRE(dir->save_with_recovery(first).ok());
+    CHECK(dir->load_recovery()->cgroup_paths.empty());
+}
+
 TEST_CASE("save_config and load_config round-trip the exact bytes", "[state]") {
     TempDir tmp;
     auto dir = StateDir::create(tmp.path(), "box");
