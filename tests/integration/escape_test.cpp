@@ -172,21 +172,6 @@ void add_evil_link(const TempBundle& bundle) {
     }
 }
 
-// `delete --force ID`, reaping the container's processes meanwhile: the test is their
-// subreaper, and a pid namespace's dying init waits until every process of the namespace
-// (an exec'd one reparented to the test, say) is reaped.
-RunResult force_delete(const Runtime& runtime, const std::string& id) {
-    Child child(runtime.argv({"delete", "--force", id}));
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (!child.exited() && std::chrono::steady_clock::now() < deadline) {
-        child.wait_for_output("\x01never printed", 50ms);
-        reap_orphans();
-    }
-    auto result = child.wait(1s);
-    reap_orphans();
-    return result;
-}
-
 // The descriptor numbers a container script printed between "fds" and "end" lines (one
 // `ls /proc/$$/fd` run by the shell as a child, so that only the shell's own show).
 std::string listed_fds(const std::string& out) {
@@ -332,7 +317,7 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
         // process running the binary (the attack window: a fixed time by design).
         std::this_thread::sleep_for(1500ms);
         check_attack_refused(ran.out_now());
-        auto deleted = force_delete(runtime, bundle.id());
+        auto deleted = runtime.force_delete(bundle.id());
         INFO("delete --force: " << deleted.describe());
         CHECK(deleted.exit_code == 0);
     }
@@ -357,7 +342,7 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
             // Refusing exec into a container that has not started closes this door too.
             SUCCEED("exec into a created container refused");
         }
-        auto deleted = force_delete(runtime, bundle.id());
+        auto deleted = runtime.force_delete(bundle.id());
         INFO("delete --force: " << deleted.describe());
         CHECK(deleted.exit_code == 0);
         CHECK(processes_with_marker(bundle.id() + "-attacker").empty());
@@ -379,7 +364,7 @@ TEST_CASE("escape: the runtime binary cannot be overwritten through /proc/<pid>/
         }
         std::this_thread::sleep_for(1500ms); // the attack window: a fixed time by design
         check_attack_refused(attacker.out_now());
-        auto deleted = force_delete(runtime, bundle.id());
+        auto deleted = runtime.force_delete(bundle.id());
         INFO("delete --force: " << deleted.describe());
         CHECK(deleted.exit_code == 0);
         CHECK(processes_with_marker(bundle.id() + "-attacker").empty());
@@ -571,7 +556,7 @@ TEST_CASE("escape: `exec` through the gate where nothing in the container may ho
         INFO(result.describe());
         CHECK(contains(result.err, "no exec gate (a process that may hold CAP_SYS_PTRACE shares"));
         CHECK(contains(result.out, "mini-run version"));
-        CHECK(force_delete(runtime, joiner.id()).exit_code == 0);
+        CHECK(runtime.force_delete(joiner.id()).exit_code == 0);
     }
     SECTION("the container's root, without CAP_SYS_PTRACE, sees the exec'd mini-run but cannot "
             "reach its executable") {
@@ -591,7 +576,7 @@ TEST_CASE("escape: `exec` through the gate where nothing in the container may ho
         CHECK(contains(ran.out_now(), "\ndenied /proc/"));
         CHECK_FALSE(contains(ran.out_now(), "REACHED"));
     }
-    CHECK(force_delete(runtime, bundle.id()).exit_code == 0);
+    CHECK(runtime.force_delete(bundle.id()).exit_code == 0);
     CHECK(copy.unchanged());
     reap_orphans();
 }

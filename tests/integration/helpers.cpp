@@ -1106,7 +1106,7 @@ Runtime::~Runtime() {
             pids.push_back(*from_file);
         }
         try {
-            (*this)({"delete", "--force", id});
+            (void)force_delete(id);
         } catch (...) { // NOLINT(bugprone-empty-catch)
         }
     }
@@ -1122,6 +1122,18 @@ Runtime::~Runtime() {
     if (!owned_root_) {
         remove_tree(root_);
     }
+}
+
+RunResult Runtime::force_delete(const std::string& id, Millis timeout) const {
+    Child child(argv({"delete", "--force", id}));
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!child.exited() && std::chrono::steady_clock::now() < deadline) {
+        child.wait_for_output("\x01never printed", 50ms);
+        reap_orphans();
+    }
+    auto result = child.wait(1s);
+    reap_orphans();
+    return result;
 }
 
 std::string Runtime::binary() const {

@@ -378,6 +378,11 @@ public:
 
     // Remembers an id for the destructor's `delete --force`.
     void track(const std::string& id);
+    // `delete --force ID`, reaping the container processes reparented to the test while it
+    // runs: the init of a PID namespace exits only once every process of the namespace is
+    // reaped, and one that joined it (`exec --detach`) is the test's to reap, so a delete
+    // that waits for the init would otherwise wait for us. Up to `timeout`.
+    RunResult force_delete(const std::string& id, Millis timeout = 20s) const;
 
     // Writes the bundle's config.json, then `create --bundle DIR --pid-file PIDFILE
     // EXTRA... ID`; PIDFILE is pid_file(id).
