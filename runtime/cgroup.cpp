@@ -161,29 +161,12 @@ Result<bool> make_with_parents(const std::string& key, const std::string& dir) {
     return made;
 }
 
-// `dir` made, or found; true when this call made it.
-Result<bool> make_directory_once(const std::string& key, const std::string& dir) {
-    // Usually only the last level is missing: one mkdir, no walk.
-    const bool made = ::mkdir(dir.c_str(), 0755) == 0;
-    if (made || errno == EEXIST) {
-        MR_TRY(settle_directory(key, dir, made));
-        return made;
-    }
-    if (errno != ENOENT) {
-        return Error::from_errno(cat("mkdir ", dir));
-    }
-    return make_with_parents(key, dir);
-}
-
 // A delete elsewhere may remove the shared default parent just after we saw it (see
 // remove()): the mkdir below it then fails with ENOENT, and the chain is made again.
-// `parent_missing`: the caller's own mkdir of `dir` said ENOENT just now.
-Result<bool> make_directory(const std::string& key, const std::string& dir,
-                            bool parent_missing = false) {
+Result<bool> make_directory(const std::string& key, const std::string& dir) {
     constexpr int kAttempts = 5;
     for (int attempt = 1;; ++attempt) {
-        auto made = attempt == 1 && parent_missing ? make_with_parents(key, dir)
-                                                   : make_directory_once(key, dir);
+        auto made = make_with_parents(key, dir);
         if (made || made.error().errno_value() != ENOENT || attempt == kAttempts) {
             return made;
         }
@@ -229,7 +212,7 @@ Result<size_t> Cgroup::create() {
             to_settle.push_back({&key, &dir, false});
         } else if (errno == ENOENT) {
             // A parent is missing (the default /mini-run): made level by level, settled.
-            auto chain = make_directory(key, dir, true);
+            auto chain = make_directory(key, dir);
             if (chain ? *chain : is_directory(dir)) { // failed after its mkdir: ours too
                 made.push_back(dir);
             }

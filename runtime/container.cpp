@@ -470,14 +470,9 @@ Status wait_for_the_gate(Run& r) {
 }
 
 Status record_the_init(Run& r) {
-    const state::Record& record = r.created.record;
-    MR_TRY(r.created.dir.save_staged());
-    // Cgroups of its own hold the init, and recovery.json has them already; otherwise the
-    // init is found only by its pid and start time, which recovery.json then needs too.
-    if (r.cgroup.empty() || record.cgroup_shared) {
-        MR_TRY(r.created.dir.save_recovery(record));
-    }
-    return {};
+    // recovery.json needs nothing more: it has the cgroups, or else (clone_the_init) the
+    // init's pid and start time already.
+    return r.created.dir.save_staged();
 }
 
 Status hand_over_terminal(Run& r) {

@@ -113,16 +113,17 @@ Result<std::string> dangling_target(int root_fd, int dir_fd, const std::string& 
 // The deepest directory of `parts` that already resolves inside the root, tried from the
 // whole path upwards: a mount or a device goes to a directory that exists (one lookup
 // instead of one per component), and a missing mount point mostly lacks only its last
-// component. `depth` is how many components it covers; `found` says a lookup answered
-// ENOENT just below it. Any other failure starts the walk from the root, whose step-by-step
-// lookups name the component at fault.
+// component. `depth` is how many components it covers; `next_missing` says the lookup of
+// one more answered ENOENT. Any other failure starts the walk from the root, whose
+// step-by-step lookups name the component at fault.
 struct Deepest {
     UniqueFd dir;
     size_t depth = 0;
-    bool found = false;
+    bool next_missing = false;
 };
 
 Result<Deepest> deepest_existing(int root_fd, const std::vector<std::string_view>& parts) {
+    bool missing = false; // the lookup one level deeper said ENOENT
     for (size_t depth = parts.size(); depth > 0; --depth) {
         std::string prefix;
         for (size_t i = 0; i < depth; ++i) {
@@ -131,14 +132,15 @@ Result<Deepest> deepest_existing(int root_fd, const std::vector<std::string_view
         }
         auto dir = open_in_root(root_fd, prefix, O_PATH | O_DIRECTORY);
         if (dir) {
-            return Deepest{std::move(*dir), depth, depth < parts.size()};
+            return Deepest{std::move(*dir), depth, missing};
         }
-        if (dir.error().errno_value() != ENOENT) {
+        missing = dir.error().errno_value() == ENOENT;
+        if (!missing) {
             break;
         }
     }
     MR_ASSIGN(UniqueFd root, open_in_root(root_fd, "/", O_PATH | O_DIRECTORY));
-    return Deepest{std::move(root), 0, false};
+    return Deepest{std::move(root), 0, missing};
 }
 
 // One pass of mkdir_all_in_root over `wanted`. Returns the final directory, or sets
@@ -161,7 +163,7 @@ Result<UniqueFd> mkdir_walk(int root_fd, const std::string& wanted, mode_t mode,
         // Each step resolves the prefix again from the root, so a ".." or a symlink in a
         // component can never climb above it. The first step below the deepest directory
         // found was looked up a moment ago: missing.
-        bool known_missing = start.found && i == start.depth;
+        bool known_missing = start.next_missing && i == start.depth;
         auto next = known_missing ? Result<UniqueFd>(Error(ENOENT, walked))
                                   : open_in_root(root_fd, walked, O_PATH | O_DIRECTORY);
         if (!next && next.error().errno_value() == ENOENT) {

@@ -329,18 +329,10 @@ Result<Record> load_record(int dir_fd, const std::string& dir_path, const std::s
 
 } // namespace
 
-minirun::Status StateDir::save(const Record& record) {
-    auto text = record_text(record);
-    if (!text) {
-        // Storing a mangled bundle path would later point at the wrong directory.
-        return Error(EINVAL, cat("save state of ", quoted(id_), ": ", text.error().message()));
-    }
-    return replace_file(fd_.get(), path_, kStateFile, kStateTemp, *text);
-}
-
 minirun::Status StateDir::stage(const Record& record) {
     auto text = record_text(record);
     if (!text) {
+        // Storing a mangled bundle path would later point at the wrong directory.
         return Error(EINVAL, cat("save state of ", quoted(id_), ": ", text.error().message()));
     }
     return write_temp(fd_.get(), path_, kStateTemp, *text);
@@ -348,6 +340,11 @@ minirun::Status StateDir::stage(const Record& record) {
 
 minirun::Status StateDir::save_staged() {
     return install_temp(fd_.get(), path_, kStateFile, kStateTemp);
+}
+
+minirun::Status StateDir::save(const Record& record) {
+    MR_TRY(stage(record));
+    return save_staged();
 }
 
 Result<Record> StateDir::load() const {
