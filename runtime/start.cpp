@@ -54,6 +54,22 @@ Status start_created(runtime::Opened& container, const spec::Spec& spec) {
     return {};
 }
 
+// `run`'s start found the init gone. The init may have failed after it reported created
+// (its seccomp filter, a Ctrl-C of --explain=step) and said why on the socket before it
+// exited: that is the error to show, not "container not running". A dead init's message
+// is already in the socket, so this does not wait.
+Error why_start_failed(runtime::ParentEnd& sync, Error start_error) {
+    pollfd entry{sync.fd(), POLLIN, 0};
+    if (::poll(&entry, 1, 0) != 1) {
+        return start_error;
+    }
+    auto event = sync.receive();
+    if (event && !event->eof && event->message == ToParent::kError) {
+        return std::move(event->error);
+    }
+    return start_error;
+}
+
 } // namespace
 
 Status start_container(const std::string& root, const std::string& id) {
@@ -74,7 +90,7 @@ Result<int> run_container(const RunOptions& options) {
     runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
     if (auto started = start_created(container, created.plan.spec); !started) {
         (void)runtime::destroy(container, created.plan.spec, true);
-        return started.error();
+        return why_start_failed(created.sync, started.error());
     }
     if (options.detach) {
         return 0;
