@@ -10,11 +10,10 @@
 // mini-run does as root, no setgroups "deny".
 //
 // Parent: mkdir STATEROOT/wf-<pid>; in each cgroup hierarchy at /sys/fs/cgroup/*, mkdir
-// workfloor/wf-<pid> (cpuset: cpus and mems copied down; cgroup2: the root's controllers enabled
-// in workfloor/); the default device rules (the config has no linux.resources); open the v1
+// wf-<pid> below the root, as mini-run's default "/<id>" (cpuset: cpus and mems copied down;
+// cgroup2: the root's controllers enabled in the root); the default device rules (the config has no linux.resources); open the v1
 // tasks files; clone3 (CLONE_INTO_CGROUP for a cgroup2 directory); id maps; state.json by
-// tmp + rename; wait; rmdir the cgroups (workfloor/ too, unless another run still uses it) and the
-// state directory; exit with the child's status. Child: "0" into each tasks file (it moves
+// tmp + rename; wait; rmdir the cgroups and the state directory; exit with the child's status. Child: "0" into each tasks file (it moves
 // itself, as mini-run's cgroup::SelfJoin); umask 0; RLIMIT_NOFILE; userns: wait for the maps,
 // become 0:0; setsid; lo up; hostname; "/" rprivate; rootfs bind; mounts[] in order, the cgroup
 // entry as a tmpfs holding a read-only bind of our cgroup per hierarchy; device nodes (mknod, or
@@ -62,7 +61,7 @@
 
 static struct hierarchy {
     char name[NAME_MAX + 1]; // its mount point below /sys/fs/cgroup: "cpu", "unified", ...
-    char dir[PATH_MAX];      // our cgroup in it: /sys/fs/cgroup/<name>/workfloor/<id>
+    char dir[PATH_MAX];      // our cgroup in it: /sys/fs/cgroup/<name>/<id>
     int v2;                  // a cgroup2 hierarchy
     int tasks;               // v1: <dir>/tasks, opened by the parent, written by the child
 } hier[16];
@@ -125,7 +124,7 @@ static void find_hierarchies(void) {
         if (fs.f_type != CGROUP_SUPER_MAGIC && fs.f_type != CGROUP2_SUPER_MAGIC) continue;
         struct hierarchy *h = &hier[nhier++];
         strcpy(h->name, e->d_name);
-        fmt(h->dir, CG "/%s/workfloor/%s", h->name, id);
+        fmt(h->dir, CG "/%s/%s", h->name, id);
         h->v2 = fs.f_type == CGROUP2_SUPER_MAGIC;
         h->tasks = -1;
     }
@@ -133,44 +132,29 @@ static void find_hierarchies(void) {
 }
 
 // A new v1 cpuset cgroup has no cpus and no mems, and nothing can join it until both are set:
-// they are copied from the parent (filled from the root first if a concurrent run has only just
-// made it).
-static void copy_cpuset(const char *dir, int parent_is_root) {
+// they are copied from the root, its parent.
+static void copy_cpuset(const char *dir) {
     static const char *names[] = {"cpuset.cpus", "cpuset.mems"};
-    char parent[PATH_MAX], path[PATH_MAX], value[256];
-    strcpy(parent, dir);
-    *strrchr(parent, '/') = '\0';
+    char path[PATH_MAX], value[256];
     for (int i = 0; i < 2; i++) {
-        read_file(fmt(path, "%s/%s", parent, names[i]), value, sizeof value);
-        if (value[0] == '\0' && !parent_is_root) {
-            copy_cpuset(parent, 1);
-            read_file(path, value, sizeof value);
-        }
+        read_file(fmt(path, CG "/cpuset/%s", names[i]), value, sizeof value);
         write_file(fmt(path, "%s/%s", dir, names[i]), value);
     }
 }
 
 static void make_cgroups(void) {
-    char parent[PATH_MAX], path[PATH_MAX], plus[PATH_MAX], offered[256];
+    char path[PATH_MAX], plus[PATH_MAX], offered[256], enabled[256];
     for (int i = 0; i < nhier; i++) {
         struct hierarchy *h = &hier[i];
-        int cpuset = strcmp(h->name, "cpuset") == 0;
         made = i + 1; // teardown's rmdir of what is not made yet is a harmless ENOENT
-        fmt(parent, CG "/%s/workfloor", h->name);
-        // A run ending elsewhere may remove the shared parent between our mkdirs: again then.
-        for (int attempt = 0;; attempt++) {
-            int new_parent = mkdir(parent, 0755) == 0;
-            if (!new_parent && errno != EEXIST) die(parent);
-            if (new_parent && cpuset) copy_cpuset(parent, 1);
-            if (mkdir(h->dir, 0755) == 0) break;
-            if (errno != ENOENT || attempt == 4) die(h->dir);
-        }
-        if (cpuset) copy_cpuset(h->dir, 0);
-        if (h->v2) { // a cgroup2 child gets the controllers its parent enables: the root's
+        if (mkdir(h->dir, 0755) < 0) die(h->dir);
+        if (strcmp(h->name, "cpuset") == 0) copy_cpuset(h->dir);
+        if (h->v2) { // a cgroup2 child gets the controllers the root enables: those missing
             read_file(fmt(path, CG "/%s/cgroup.controllers", h->name), offered, sizeof offered);
-            fmt(path, "%s/cgroup.subtree_control", parent);
+            read_file(fmt(path, CG "/%s/cgroup.subtree_control", h->name), enabled,
+                      sizeof enabled);
             for (char *save, *c = strtok_r(offered, " ", &save); c; c = strtok_r(NULL, " ", &save))
-                write_file(path, fmt(plus, "+%s", c));
+                if (!strstr(enabled, c)) write_file(path, fmt(plus, "+%s", c));
         }
     }
 }
@@ -227,7 +211,6 @@ static void teardown(void) {
     for (; made > 0; made--) {
         struct hierarchy *h = &hier[made - 1];
         if (rmdir(h->dir) < 0 && errno != ENOENT) perror(h->dir);
-        rmdir(fmt(path, CG "/%s/workfloor", h->name)); // EBUSY: another run's is still there
     }
     if (state_dir[0] != '\0') {
         unlink(fmt(path, "%s/state.json.tmp", state_dir));

@@ -161,18 +161,6 @@ Result<bool> make_with_parents(const std::string& key, const std::string& dir) {
     return made;
 }
 
-// A delete elsewhere may remove the shared default parent just after we saw it (see
-// remove()): the mkdir below it then fails with ENOENT, and the chain is made again.
-Result<bool> make_directory(const std::string& key, const std::string& dir) {
-    constexpr int kAttempts = 5;
-    for (int attempt = 1;; ++attempt) {
-        auto made = make_with_parents(key, dir);
-        if (made || made.error().errno_value() != ENOENT || attempt == kAttempts) {
-            return made;
-        }
-    }
-}
-
 } // namespace
 
 Result<size_t> Cgroup::create() {
@@ -211,8 +199,8 @@ Result<size_t> Cgroup::create() {
             found = std::max(found, *here);
             to_settle.push_back({&key, &dir, false});
         } else if (errno == ENOENT) {
-            // A parent is missing (the default /mini-run): made level by level, settled.
-            auto chain = make_directory(key, dir);
+            // A parent is missing (cgroupsPath /a/b, no /a yet): made level by level.
+            auto chain = make_with_parents(key, dir);
             if (chain ? *chain : is_directory(dir)) { // failed after its mkdir: ours too
                 made.push_back(dir);
             }

@@ -67,12 +67,9 @@ Host host_from(const std::vector<fs::MountInfo>& mounts, std::string_view proc_s
 // The same, from this machine's /proc/self/mountinfo and /proc/self/cgroup.
 Result<Host> detect_host();
 
-// The directory that holds the containers with an empty cgroupsPath.
-inline constexpr std::string_view kDefaultParent = "mini-run";
-
 // The container's cgroup path, relative to a hierarchy root, as runc reads
 // linux.cgroupsPath:
-//   ""            -> "/mini-run/<id>"
+//   ""            -> "/<id>" (crun's default; runc's on a host without systemd)
 //   "/a/b"        -> "/a/b"
 //   "a/b"         -> own_path + "/a/b" (relative to the runtime's own cgroup)
 //   systemd mode, "slice:prefix:name" -> "/<expanded slice>/<prefix>-<name>.scope", the

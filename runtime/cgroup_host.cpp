@@ -203,7 +203,10 @@ Result<std::string> resolve_path(std::string_view cgroups_path, std::string_view
         return resolve_systemd(cgroups_path, id);
     }
     if (cgroups_path.empty()) {
-        return cat("/", kDefaultParent, "/", id);
+        // Directly below each hierarchy's root, as crun (and runc, whose default is below its
+        // own cgroup, the root on a host without systemd): no shared parent to make for a
+        // lone container and to remove after the last one.
+        return cat("/", id);
     }
     // runc cleans ".." away lexically; refusing it is plainer, since a path that climbs
     // out of the runtime's own cgroup is a mistake either way.

@@ -292,13 +292,6 @@ Status Cgroup::remove() const {
         if (auto removed = remove_tree(dir); !removed && result.ok()) {
             result = removed;
         }
-        // The default parent, "/mini-run", goes with its last container, so that no
-        // directory of ours stays behind. It fails harmlessly (EBUSY, ENOTEMPTY) while
-        // other containers live there.
-        std::string parent = fs::split_parent(dir).first;
-        if (fs::split_parent(parent).second == kDefaultParent && !is_hierarchy_root(parent)) {
-            (void)::rmdir(parent.c_str());
-        }
     }
     return result;
 }

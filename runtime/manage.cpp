@@ -365,10 +365,11 @@ bool cgroups_plausible(const state::Record& record) {
 }
 
 // Without recovery.json (a state directory of an older mini-run, or that file damaged too),
-// the cgroups are found the way create found them, from the id and the saved config, where
-// that is unambiguous: the default path is this container's alone; an explicit absolute one
-// may have been shared at create, so it is only removed if nothing is left in it. Relative
-// and systemd paths depended on the creator's cgroup and flags: not guessed.
+// the cgroups are found the way create found them, from the id and the saved config. Whether
+// create found one in use and shared it was recorded in those files only: the default
+// "/<id>" may be a cgroup of the host's (an id such as "system.slice"), so it is treated as
+// an explicit absolute one is, only removed if nothing is left in it. Relative and systemd
+// paths depended on the creator's cgroup and flags: not guessed.
 state::Record record_from_config(const state::StateDir& dir, const spec::Spec* spec) {
     state::Record record;
     record.id = dir.id();
@@ -394,11 +395,9 @@ state::Record record_from_config(const state::StateDir& dir, const spec::Spec* s
         return record;
     }
     record.cgroup_paths = cgroup::Cgroup::for_path(*host, *relative).paths();
-    record.cgroup_shared = !path.empty();
-    if (record.cgroup_shared) {
-        log::warning(cat("container ", quoted(dir.id()), ": linux.cgroupsPath ", quoted(path),
-                         " may be shared with others: removed only if nothing is left in it"));
-    }
+    record.cgroup_shared = true;
+    log::warning(cat("container ", quoted(dir.id()), ": its cgroup ", quoted(*relative),
+                     " may be shared with others: removed only if nothing is left in it"));
     return record;
 }
 

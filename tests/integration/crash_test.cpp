@@ -63,7 +63,8 @@ std::vector<pid_t> processes_of(const std::string& id, const std::string& rootfs
         }
         for (const auto& line :
              split_lines(read_file(entry.path() / "cgroup").value_or(std::string()))) {
-            if (line.ends_with(":/mini-run/" + id) || contains(line, ":/mini-run/" + id + "/")) {
+            if (line.ends_with(":" + default_cgroup(id)) ||
+                contains(line, ":" + default_cgroup(id) + "/")) {
                 found.insert(pid);
             }
         }
@@ -252,7 +253,7 @@ TEST_CASE("crash: create SIGKILLed at a random point, then delete --force leaves
         if (exists(runtime.root() + "/" + id)) {
             left.push_back("state directory " + runtime.root() + "/" + id);
         }
-        for (const auto& dir : cgroup_dirs("/mini-run/" + id)) {
+        for (const auto& dir : cgroup_dirs(default_cgroup(id))) {
             left.push_back("cgroup " + dir);
         }
         std::vector<pid_t> pids;
@@ -282,7 +283,7 @@ TEST_CASE("crash: create SIGKILLed at a random point, then delete --force leaves
             }
             std::this_thread::sleep_for(100ms);
             reap_orphans();
-            for (const auto& dir : cgroup_dirs("/mini-run/" + id)) {
+            for (const auto& dir : cgroup_dirs(default_cgroup(id))) {
                 ::rmdir(dir.c_str());
             }
             remove_tree(runtime.root() + "/" + id);
@@ -337,7 +338,7 @@ TEST_CASE("crash: --root on a full tmpfs: create and run fail with one line nami
         for (const auto& entry : entries) {
             FAIL_CHECK("left under --root: " << entry);
         }
-        for (const auto& dir : cgroup_dirs("/mini-run/" + id)) {
+        for (const auto& dir : cgroup_dirs(default_cgroup(id))) {
             FAIL_CHECK("left behind: cgroup " << dir);
         }
         for (pid_t pid : processes_of(id, bundle.rootfs())) {

@@ -34,11 +34,11 @@ bool exists(const std::string& path) {
     return ::lstat(path.c_str(), &info) == 0;
 }
 
-// The container's default cgroup (/mini-run/<id>) in the hierarchies this test looks at.
+// The container's default cgroup (/<id>) in the hierarchies this test looks at.
 std::vector<std::string> cgroups_of(const std::string& id) {
     std::vector<std::string> found;
     for (const char* controller : {"memory", "blkio", "pids", "cpu", "freezer"}) {
-        std::string dir = std::string("/sys/fs/cgroup/") + controller + "/mini-run/" + id;
+        std::string dir = std::string("/sys/fs/cgroup/") + controller + default_cgroup(id);
         if (exists(dir)) {
             found.push_back(dir);
         }

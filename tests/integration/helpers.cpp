@@ -510,6 +510,10 @@ std::vector<std::string> cgroup_hierarchies() {
     return out;
 }
 
+std::string default_cgroup(std::string_view id) {
+    return "/" + std::string(id);
+}
+
 std::vector<std::string> cgroup_dirs(const std::string& relative) {
     std::vector<std::string> out;
     for (const std::string& hierarchy : cgroup_hierarchies()) {

@@ -154,7 +154,10 @@ std::vector<MountInfo> host_mounts();
 // The cgroup hierarchies mounted below /sys/fs/cgroup: their mount points (not the
 // cpu/cpuacct style symlinks some hosts add).
 std::vector<std::string> cgroup_hierarchies();
-// Every directory `relative` ("/mini-run/<id>") in any hierarchy: what is left of a cgroup.
+// The cgroup of a container with an empty linux.cgroupsPath, relative to each hierarchy's
+// root: "/<id>" (crun's default, and runc's on a host without systemd).
+std::string default_cgroup(std::string_view id);
+// Every directory `relative` (default_cgroup(id)) in any hierarchy: what is left of a cgroup.
 std::vector<std::string> cgroup_dirs(const std::string& relative);
 // `argv` (an absolute path first) started with stdin from /dev/null, stdout and stderr
 // into the file `log`, no other descriptor and the default signal mask: a container it

@@ -154,6 +154,6 @@ TEST_CASE("intelRdt: without resctrl on the host the create fails, naming it, le
         CHECK_FALSE(contains(created.out_now(), "ran-anyway"));
         check_root_empty(runtime);
         check_no_leftovers(bundle);
-        CHECK_FALSE(exists("/sys/fs/cgroup/pids/mini-run/" + bundle.id()));
+        CHECK_FALSE(exists("/sys/fs/cgroup/pids" + default_cgroup(bundle.id())));
     }
 }

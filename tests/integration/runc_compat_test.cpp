@@ -417,7 +417,7 @@ TEST_CASE("the command line as runc's tools use it", "[compat][cli]") {
 
         auto state = runtime.state(id);
         REQUIRE(state.has_value());
-        std::string memory_dir = "/sys/fs/cgroup/memory/mini-run/" + id;
+        std::string memory_dir = "/sys/fs/cgroup/memory" + default_cgroup(id);
         if (::access(memory_dir.c_str(), F_OK) == 0) {
             std::string sub = memory_dir + "/submem";
             REQUIRE(::mkdir(sub.c_str(), 0755) == 0);

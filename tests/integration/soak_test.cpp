@@ -186,8 +186,8 @@ public:
         for (const auto& hierarchy : cgroup_hierarchies()) {
             for (const auto& id : ids) {
                 std::error_code error;
-                if (stdfs::exists(hierarchy + "/mini-run/" + id, error)) {
-                    found.push_back("cgroup " + hierarchy + "/mini-run/" + id);
+                if (stdfs::exists(hierarchy + default_cgroup(id), error)) {
+                    found.push_back("cgroup " + hierarchy + default_cgroup(id));
                 }
             }
         }
@@ -253,7 +253,7 @@ public:
                 }
             }
             for (const auto& line : split_lines(read_file(proc + "/cgroup").value_or(""))) {
-                if (contains(line, ":/mini-run/" + prefix_)) {
+                if (contains(line, ":/" + prefix_)) {
                     add(pid, "in cgroup " + line);
                 }
             }
@@ -289,7 +289,7 @@ void check_nothing_left(const Baseline& baseline, const Runtime& runtime,
     }
     for (const auto& hierarchy : cgroup_hierarchies()) {
         for (const auto& id : ids) {
-            ::rmdir((hierarchy + "/mini-run/" + id).c_str());
+            ::rmdir((hierarchy + default_cgroup(id)).c_str());
         }
     }
 }

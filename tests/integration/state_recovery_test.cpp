@@ -175,7 +175,7 @@ TEST_CASE("reused init pid: kill, kill --all, ps, exec, pause and delete leave i
     std::this_thread::sleep_for(200ms); // nothing happens, as above
     CHECK(stranger.alive());
     CHECK(runtime.root_entries().empty());
-    CHECK(cgroup_dirs("/mini-run/" + id).empty());
+    CHECK(cgroup_dirs(default_cgroup(id)).empty());
 }
 
 TEST_CASE("damaged state.json: state, list and delete say it is corrupt; delete --force "
@@ -195,7 +195,7 @@ TEST_CASE("damaged state.json: state, list and delete say it is corrupt; delete 
     const std::string& id = bundle.id();
     pid_t init = run_detached(runtime, bundle);
     REQUIRE(wait_for_processes(bundle, 3));
-    REQUIRE_FALSE(cgroup_dirs("/mini-run/" + id).empty());
+    REQUIRE_FALSE(cgroup_dirs(default_cgroup(id)).empty());
 
     const std::string path = state_path(runtime, id);
     const std::string good = slurp(path);
@@ -242,7 +242,7 @@ TEST_CASE("damaged state.json: state, list and delete say it is corrupt; delete 
     CHECK(wait_for_exit(init));
     CHECK(wait_for_no_processes(bundle));
     reap_orphans();
-    auto left = cgroup_dirs("/mini-run/" + id);
+    auto left = cgroup_dirs(default_cgroup(id));
     INFO("cgroups left: " << nlohmann::json(left).dump());
     CHECK(left.empty());
     CHECK(runtime.root_entries().empty());
@@ -250,9 +250,38 @@ TEST_CASE("damaged state.json: state, list and delete say it is corrupt; delete 
     CHECK(stdfs::is_regular_file(stdfs::symlink_status(target)));
 }
 
+namespace {
+
+// SIGKILLs what is in these cgroup directories (the shells and their `sleep`s) until they
+// are empty, reaping what was reparented to the test.
+void end_processes_in(const std::vector<std::string>& cgroups) {
+    for (int round = 0; round < 100; ++round) {
+        std::vector<pid_t> pids;
+        for (const auto& cgroup : cgroups) {
+            for (const auto& line : split_lines(read_file(cgroup + "/cgroup.procs").value_or(""))) {
+                pids.push_back(std::stoi(line));
+            }
+        }
+        if (pids.empty()) {
+            return;
+        }
+        for (pid_t pid : pids) {
+            ::kill(pid, SIGKILL);
+        }
+        std::this_thread::sleep_for(20ms);
+        reap_orphans();
+    }
+    FAIL_CHECK("processes still in " << nlohmann::json(cgroups).dump());
+}
+
+} // namespace
+
 TEST_CASE("damaged state.json and recovery.json: delete --force finds the cgroups from the id "
-          "and the saved config",
+          "and the saved config, and removes them only once nothing is left in them",
           "[state-recovery][damaged]") {
+    // Whether create found the cgroup in use and shared it was recorded in the two damaged
+    // files only, and the default "/<id>" could be a cgroup of the host's: what is still
+    // in it is left alone.
     become_subreaper();
     TempBundle bundle("damaged-both");
     bundle.remove_namespaces({"pid"});
@@ -265,16 +294,35 @@ TEST_CASE("damaged state.json and recovery.json: delete --force finds the cgroup
     REQUIRE(stdfs::exists(dir + "/recovery.json"));
     std::ofstream(dir + "/state.json", std::ios::trunc) << "{\"ociVersion\": \"1.2.0\", \"id\"";
     std::ofstream(dir + "/recovery.json", std::ios::trunc) << "";
+    const auto cgroups = cgroup_dirs(default_cgroup(id));
+    REQUIRE_FALSE(cgroups.empty());
 
-    auto deleted = runtime({"delete", "--force", id});
-    INFO("delete --force: " << deleted.describe());
-    CHECK(deleted.exit_code == 0);
-    CHECK(mentions(deleted.err, "corrupt state"));
-    CHECK(wait_for_exit(init));
-    CHECK(wait_for_no_processes(bundle));
-    reap_orphans();
-    CHECK(cgroup_dirs("/mini-run/" + id).empty());
-    CHECK(runtime.root_entries().empty());
+    SECTION("processes still in the cgroups: left alone, and so are their cgroups") {
+        auto deleted = runtime({"delete", "--force", id});
+        INFO("delete --force: " << deleted.describe());
+        CHECK(deleted.exit_code == 0);
+        CHECK(mentions(deleted.err, "corrupt state"));
+        CHECK(mentions(deleted.err, "may be shared with others: removed only if nothing is left"));
+        CHECK(runtime.root_entries().empty());
+        CHECK(processes_with_marker(id).size() == 2);
+        CHECK(cgroup_dirs(default_cgroup(id)) == cgroups);
+        // The test's own clean-up: its processes, then the empty directories.
+        end_processes_in(cgroups);
+        CHECK(wait_for_exit(init));
+        for (const auto& cgroup : cgroups) {
+            ::rmdir(cgroup.c_str());
+        }
+    }
+    SECTION("the container has exited: its cgroups are removed") {
+        end_processes_in(cgroups);
+        CHECK(wait_for_exit(init));
+        auto deleted = runtime({"delete", "--force", id});
+        INFO("delete --force: " << deleted.describe());
+        CHECK(deleted.exit_code == 0);
+        CHECK(mentions(deleted.err, "corrupt state"));
+        CHECK(runtime.root_entries().empty());
+    }
+    CHECK(cgroup_dirs(default_cgroup(id)).empty());
 }
 
 TEST_CASE("damaged state.json without cgroups: delete --force ends the init recorded in "
@@ -287,7 +335,7 @@ TEST_CASE("damaged state.json without cgroups: delete --force ends the init reco
     const std::string& id = bundle.id();
     pid_t init = run_detached(runtime, bundle, {"--cgroup-manager", "disabled"});
     REQUIRE(wait_for_processes(bundle, 2));
-    REQUIRE(cgroup_dirs("/mini-run/" + id).empty());
+    REQUIRE(cgroup_dirs(default_cgroup(id)).empty());
     std::ofstream(state_path(runtime, id), std::ios::trunc) << "garbage";
 
     auto deleted = runtime({"delete", "--force", id});
