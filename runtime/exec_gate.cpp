@@ -108,7 +108,7 @@ std::string unusable_because(const Plan& plan) {
 
 bool may_hold_ptrace(const spec::Process& process) {
     if (!process.capabilities) {
-        return true;
+        return false; // none at all (security.hpp)
     }
     const spec::Capabilities& caps = *process.capabilities;
     return names_ptrace(caps.bounding) || names_ptrace(caps.effective) ||

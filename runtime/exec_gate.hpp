@@ -77,8 +77,8 @@ struct ExecFacts {
 // CAP_SYS_PTRACE (left by such an exec, or by the create of such a container joining it).
 inline constexpr const char* kPtraceMark = "ptrace-capable";
 
-// Whether a process with these capabilities may hold CAP_SYS_PTRACE: in any of its sets, or
-// no `capabilities` at all (the process keeps what root has).
+// Whether a process with these capabilities may hold CAP_SYS_PTRACE: in any of its sets (no
+// `capabilities` at all means none, security.hpp).
 bool may_hold_ptrace(const spec::Process& process);
 
 // Why `exec` of `process` into a container made from `spec` must not use the gate (one

@@ -87,9 +87,9 @@ Status load_seccomp(const ProcessSecurity& security, const ListenerState& listen
 Result<ProcessSecurity> prepare(const spec::Process& process, const spec::Linux& linux) {
     ProcessSecurity security;
     security.last_cap = caps::kernel_last_cap();
-    if (process.capabilities) {
-        MR_ASSIGN(security.capabilities, caps::resolve(*process.capabilities, security.last_cap));
-    }
+    MR_ASSIGN(
+        security.capabilities,
+        caps::resolve(process.capabilities.value_or(spec::Capabilities{}), security.last_cap));
     if (linux.seccomp) {
         MR_ASSIGN(security.seccomp, seccomp::Filter::build(*linux.seccomp));
         security.seccomp_listener = linux.seccomp->listener_path;
@@ -139,16 +139,12 @@ Status drop_privileges(const ProcessSecurity& security, const spec::User& user, 
     if (!security.no_new_privileges) {
         MR_TRY(load_seccomp(security, listener, sys));
     }
-    if (security.capabilities) {
-        // Dropping from the bounding set needs CAP_SETPCAP, which the uid switch may take.
-        MR_TRY(caps::drop_bounding(*security.capabilities, security.last_cap, sys));
-        // Without keep-caps, setresuid() to a non-root uid clears the permitted set.
-        MR_TRY(caps::keep_across_uid_switch(sys));
-    }
+    // Dropping from the bounding set needs CAP_SETPCAP, which the uid switch may take.
+    MR_TRY(caps::drop_bounding(security.capabilities, security.last_cap, sys));
+    // Without keep-caps, setresuid() to a non-root uid clears the permitted set.
+    MR_TRY(caps::keep_across_uid_switch(sys));
     MR_TRY(user::apply_process_identity(user, sys));
-    if (security.capabilities) {
-        MR_TRY(caps::apply(*security.capabilities, sys));
-    }
+    MR_TRY(caps::apply(security.capabilities, sys));
     if (security.no_new_privileges) {
         explain::step("prctl(PR_SET_NO_NEW_PRIVS, 1): no exec can gain privileges");
         MR_TRY(checked(sys.prctl(PR_SET_NO_NEW_PRIVS, 1), "process.noNewPrivileges"));

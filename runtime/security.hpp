@@ -14,14 +14,15 @@
 #include "seccomp.hpp"
 #include "syscalls.hpp"
 
-#include <optional>
 #include <string>
 #include <string_view>
 
 namespace minirun::runtime::security {
 
 struct ProcessSecurity {
-    std::optional<caps::CapabilitySets> capabilities; // none: capabilities stay as they are
+    // process.capabilities; without it, none at all: runc (finalizeNamespace starts from an
+    // empty set) and crun drop every capability then, not keep all of root's.
+    caps::CapabilitySets capabilities;
     int last_cap = 0;
     seccomp::Filter seccomp;
     std::string seccomp_listener; // linux.seccomp.listenerPath

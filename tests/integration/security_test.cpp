@@ -331,6 +331,34 @@ TEST_CASE("capabilities: empty sets leave root with none at all", "[security][ca
     check_no_leftovers(bundle);
 }
 
+TEST_CASE("capabilities: without process.capabilities, none at all, as runc and crun",
+          "[security][capabilities]") {
+    // The spec leaves it open; runc (its init starts from an empty set) and crun both run
+    // such a process with every set empty, and so does an exec into it.
+    TempBundle bundle("caps-absent");
+    bundle.config["process"].erase("capabilities");
+    bundle.set_shell("cat /proc/self/status");
+    bundle.write_config();
+    auto result = run_ok(bundle);
+    INFO(result.describe());
+    check_caps(caps_in(result.out), 0, 0, 0, 0, 0);
+    CHECK(status_value(result.out, "NoNewPrivs") == "1");
+
+    bundle.set_shell("sleep 30");
+    bundle.write_config();
+    Runtime runtime;
+    auto started = runtime.run_detached(bundle);
+    INFO("run --detach: " << started.describe());
+    REQUIRE(started.exit_code == 0);
+    auto exec = runtime({"exec", bundle.id(), "cat", "/proc/self/status"});
+    INFO("exec: " << exec.describe());
+    CHECK(exec.exit_code == 0);
+    check_caps(caps_in(exec.out), 0, 0, 0, 0, 0);
+    auto deleted = runtime({"delete", "--force", bundle.id()});
+    CHECK(deleted.exit_code == 0);
+    check_no_leftovers(bundle);
+}
+
 TEST_CASE("capabilities: every capability the caller has", "[security][capabilities]") {
     TempBundle bundle("caps-all");
     const auto all = all_capabilities();

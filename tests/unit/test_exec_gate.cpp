@@ -144,11 +144,11 @@ TEST_CASE("exec gate: which execs may take it", "[exec-gate]") {
             CHECK_THAT(exec_reason_for(with, facts, {{"capabilities", runc_spec_capabilities()}}),
                        Catch::Contains("container's process may hold CAP_SYS_PTRACE"));
         }
-        // No capabilities at all: root keeps every one.
+        // No capabilities object at all: none, as runc and crun (security.hpp).
         json without = config;
         without["process"].erase("capabilities");
-        CHECK_THAT(exec_reason_for(without, facts, {{"capabilities", runc_spec_capabilities()}}),
-                   Catch::Contains("CAP_SYS_PTRACE"));
+        CHECK(
+            exec_reason_for(without, facts, {{"capabilities", runc_spec_capabilities()}}).empty());
     }
     SECTION("this process may hold it (exec --cap CAP_SYS_PTRACE), or an earlier one did") {
         json caps = runc_spec_capabilities();
@@ -189,7 +189,7 @@ TEST_CASE("exec gate: which execs may take it", "[exec-gate]") {
 
 TEST_CASE("exec gate: may_hold_ptrace reads every set", "[exec-gate]") {
     spec::Process process;
-    CHECK(exec_gate::may_hold_ptrace(process)); // no capabilities: root's, all of them
+    CHECK_FALSE(exec_gate::may_hold_ptrace(process)); // no capabilities object: none at all
     process.capabilities.emplace();
     CHECK_FALSE(exec_gate::may_hold_ptrace(process));
     process.capabilities->inheritable = {"CAP_SYS_PTRACE"};

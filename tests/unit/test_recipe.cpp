@@ -178,7 +178,7 @@ TEST_CASE("recipe: with no_new_privs off the filter goes on while privileged, be
                                                       "prctl PR_CAP_AMBIENT", "execve"});
 }
 
-TEST_CASE("recipe: no capabilities object leaves the sets alone, ids still change", "[recipe]") {
+TEST_CASE("recipe: no capabilities object drops every one, as runc and crun do", "[recipe]") {
     FakeSyscalls sys;
     DropRun run(spec_with([](nlohmann::json& json) {
                     json["process"].erase("capabilities");
@@ -186,9 +186,17 @@ TEST_CASE("recipe: no capabilities object leaves the sets alone, ids still chang
                 }),
                 sys);
     REQUIRE(run.status.ok());
-    CHECK(privileged(sys) == std::vector<std::string>{"chdir", "setgroups", "setresgid",
-                                                      "setresuid", "prctl PR_SET_NO_NEW_PRIVS",
-                                                      "execve"});
+    CHECK(privileged(sys) ==
+          std::vector<std::string>{"chdir", "prctl PR_CAPBSET_DROP", "prctl PR_SET_KEEPCAPS",
+                                   "setgroups", "setresgid", "setresuid", "prctl PR_SET_KEEPCAPS",
+                                   "capset", "prctl PR_CAP_AMBIENT", "prctl PR_SET_NO_NEW_PRIVS",
+                                   "execve"});
+    // Every set empty: the bounding set loses every capability, capset keeps none.
+    auto names = sys.calls;
+    CHECK(std::count_if(names.begin(), names.end(), [](const std::string& call) {
+              return call.starts_with("prctl PR_CAPBSET_DROP");
+          }) == caps::kernel_last_cap() + 1);
+    CHECK(std::find(names.begin(), names.end(), "capset 0 0 0") != names.end());
 }
 
 TEST_CASE("recipe: whichever call of the privilege drop fails, the process is never exec'd",
