@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <optional>
 
@@ -78,6 +79,34 @@ Status bind_hierarchy(int root_fd, const std::string& destination, const std::st
     return remount_bind(fs::fd_path(mounted.get()), flags, sys);
 }
 
+// A hierarchy's directory in the fresh tmpfs: ours alone (no other process sees this
+// mount namespace yet, so nothing else can have put a symlink there), so it is made and
+// opened by its one name, relative to the tmpfs, without a walk from the root.
+Result<UniqueFd> hierarchy_dir(int tmpfs_fd, const std::string& name) {
+    if (::mkdirat(tmpfs_fd, name.c_str(), 0755) != 0 && errno != EEXIST) {
+        return Error::from_errno(cat("mkdir ", name));
+    }
+    UniqueFd dir(::openat(tmpfs_fd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir) {
+        return Error::from_errno(cat("open ", name));
+    }
+    return dir;
+}
+
+// The same as bind_hierarchy, into the tmpfs.
+Status bind_into_tmpfs(int tmpfs_fd, const std::string& name, const std::string& source,
+                       unsigned long flags, Syscalls& sys) {
+    MR_ASSIGN(UniqueFd target, hierarchy_dir(tmpfs_fd, name));
+    MR_TRY(sys.mount(source, fs::fd_path(target.get()), "", MS_BIND | MS_REC, ""));
+    // Looked up again: `target` is still the directory below the bind, the name now leads
+    // to the bind's root, which is what the remount must name.
+    UniqueFd mounted(::openat(tmpfs_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!mounted) {
+        return Error::from_errno(cat("open ", name));
+    }
+    return remount_bind(fs::fd_path(mounted.get()), flags, sys);
+}
+
 } // namespace
 
 Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys) {
@@ -111,6 +140,7 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
     // v1 or hybrid: a tmpfs to hold one directory per hierarchy.
     MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
     MR_TRY(sys.mount("tmpfs", fs::fd_path(target.get()), "tmpfs", flags & ~MS_RDONLY, "mode=755"));
+    MR_ASSIGN(UniqueFd tmpfs, fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY));
     for (const auto& info : mounts) {
         if (!is_cgroup_fs(info) || fs::split_parent(info.mount_point).first != kCgroupRoot) {
             continue;
@@ -120,11 +150,10 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
             continue;
         }
         std::string name = fs::split_parent(info.mount_point).second;
-        std::string destination = step.destination + "/" + name;
         // With a cgroup namespace of its own, a fresh mount of the hierarchy shows the
         // container's cgroup as its root, which is the point of the namespace.
         if (plan.has_own(spec::NamespaceType::cgroup)) {
-            MR_ASSIGN(UniqueFd sub, fs::mkdir_all_in_root(root_fd, destination, 0755));
+            MR_ASSIGN(UniqueFd sub, hierarchy_dir(tmpfs.get(), name));
             auto mounted = sys.mount("cgroup", fs::fd_path(sub.get()), info.fs_type, flags,
                                      info.fs_type == "cgroup" ? controllers_of(info) : "");
             if (mounted) {
@@ -134,12 +163,11 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
                 return mounted.error().wrap(cat("cgroup hierarchy ", name));
             }
         }
-        MR_TRY_WRAP(bind_hierarchy(root_fd, destination, host_directory(info, *own), flags, sys),
+        MR_TRY_WRAP(bind_into_tmpfs(tmpfs.get(), name, host_directory(info, *own), flags, sys),
                     cat("cgroup hierarchy ", name));
     }
     if ((flags & MS_RDONLY) != 0) {
-        MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
-        MR_TRY(sys.mount("", fs::fd_path(mounted.get()), "", MS_REMOUNT | flags, "mode=755"));
+        MR_TRY(sys.mount("", fs::fd_path(tmpfs.get()), "", MS_REMOUNT | flags, "mode=755"));
     }
     return {};
 }
