@@ -28,6 +28,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -260,12 +261,23 @@ Status make_state_dir(Run& r) {
     r.pending_state.emplace(created.dir);
     MR_TRY(created.dir.lock());
     MR_TRY(created.dir.save_config(r.config_text));
-    MR_TRY(created.dir.make_fifo());
-    // Opened here because the init cannot reach the state directory after pivot_root;
-    // non-blocking, since a reader's open would otherwise wait for a writer.
-    r.fifo.reset(::open(created.dir.fifo_path().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    if (!r.fifo) {
-        return Error::from_errno("open exec.fifo");
+    if (r.mode.start_through_socket) {
+        // `run` starts the container itself: a socket pair, whose end in the init is
+        // close-on-exec like the fifo's (create.hpp, CreateMode).
+        std::array<int, 2> ends{};
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends.data()) != 0) {
+            return Error::from_errno("socketpair for the start");
+        }
+        r.fifo.reset(ends[0]);
+        created.start_socket.reset(ends[1]);
+    } else {
+        MR_TRY(created.dir.make_fifo());
+        // Opened here because the init cannot reach the state directory after pivot_root;
+        // non-blocking, since a reader's open would otherwise wait for a writer.
+        r.fifo.reset(::open(created.dir.fifo_path().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        if (!r.fifo) {
+            return Error::from_errno("open exec.fifo");
+        }
     }
     state::Record& record = created.record;
     const Plan& plan = created.plan;
@@ -380,8 +392,8 @@ Status clone_the_init(Run& r) {
         MR_TRY_WRAP(in_pid_namespace.leave(), "create");
     }
     context.sync.close();
-    // Only the init may hold the fifo open for reading: `start` learns from a failed
-    // open that the init is gone.
+    // Only the init may hold the fifo (or its end of the start socket) open for reading:
+    // `start` learns from a failed open (a refused send) that the init is gone.
     r.fifo.reset();
     // state.json keeps pid 0 ("creating") until record_the_init; the record in memory has
     // the init's identity from here.
@@ -547,7 +559,8 @@ constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
      "mount_setattr(MOUNT_ATTR_IDMAP) needs CAP_SYS_ADMIN where the source's filesystem was "
      "mounted: the host's root, before the init is in its user namespace",
      kParent, idmap_bind_sources},
-    {"make the state directory", "one mkdir makes the id ours; locked; config and exec.fifo",
+    {"make the state directory",
+     "one mkdir makes the id ours; locked; config and exec.fifo (`run`: a start socket instead)",
      kParent, make_state_dir},
     {"record the cgroups",
      "before they are made, in state.json and recovery.json, so that a delete after a crash "

@@ -20,12 +20,20 @@ struct Created {
     pid_t pid = -1;
     ParentEnd sync;
     UniqueFd console_master; // when the foreground relays the terminal itself
+    // `run`'s end of the start socket (CreateMode::start_through_socket): one byte sent
+    // there is the start.
+    UniqueFd start_socket;
 };
 
 struct CreateMode {
     sigset_t exec_mask{};               // the mask the container's process starts with
     bool relay_terminal = false;        // run in the foreground without --console-socket
     bool parent_waits_for_exec = false; // run in the foreground
+    // `run`, which starts the container itself: the start goes through a socket pair it
+    // keeps, not through exec.fifo, which `create` makes for a `start` of another process.
+    // A file fewer to make, open and remove per container; its state between create and
+    // start (a few microseconds, in this process) then reads "running".
+    bool start_through_socket = false;
 };
 
 // The parent's recipe (container.cpp, kCreateRecipe): a created container, or nothing.

@@ -24,8 +24,9 @@ struct InitContext {
     InitEnd sync; // the init's end
     const std::vector<OpenNamespace>* namespaces = nullptr;
     sigset_t exec_signal_mask{}; // the mask the container's process starts with
-    // exec.fifo, opened read-only and non-blocking by the parent before clone() (the init
-    // cannot reach the host's state directory after pivot_root); -1: start at once.
+    // Where `start` arrives as one byte: exec.fifo, opened read-only and non-blocking by the
+    // parent before clone() (the init cannot reach the host's state directory after
+    // pivot_root), or `run`'s end of its start socket; -1: start at once.
     int exec_fifo = -1;
     // The container's state for the hooks the init runs; the init fills in its host pid.
     state::Record record;

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <optional>
@@ -19,32 +20,64 @@ using runtime::CreateMode;
 using runtime::ToParent;
 using SyncEvent = runtime::SyncEvent<ToParent>;
 
-// Releases the init through exec.fifo, then runs the poststart hooks.
-Status start_created(runtime::Opened& container, const spec::Spec& spec) {
-    if (container.status != state::Status::created) {
-        return Error(EINVAL, cat("cannot start container ", quoted(container.record.id), ": it is ",
-                                 state::status_name(container.status), ", not created"));
-    }
+Error not_running(const runtime::Opened& container, int error) {
+    return Error::from_errno(error,
+                             cat("start ", quoted(container.record.id), ": container not running"));
+}
+
+// The start byte through exec.fifo; a fifo without a reader means the init died since we
+// looked.
+Result<UniqueFd> start_through_fifo(const runtime::Opened& container) {
     std::string fifo_path = container.dir.fifo_path();
     UniqueFd fifo(::open(fifo_path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
     if (!fifo) {
-        // ENXIO: no reader, so the init died since we looked.
-        return Error::from_errno(
-            errno == ENXIO ? ESRCH : errno,
-            cat("start ", quoted(container.record.id), ": container not running"));
+        return not_running(container, errno == ENXIO ? ESRCH : errno);
     }
     if (::write(fifo.get(), "0", 1) != 1) {
         return Error::from_errno("start: write exec.fifo");
     }
     ::unlink(fifo_path.c_str());
+    return fifo;
+}
+
+// `run`'s own start: the byte through its socket (create.hpp, start_through_socket). A
+// peer gone is a dead init; MSG_NOSIGNAL, as the signals run forwards are blocked and a
+// pending SIGPIPE would end run once they are not.
+Status start_through_socket(const runtime::Opened& container, int socket) {
+    while (::send(socket, "0", 1, MSG_NOSIGNAL) != 1) {
+        if (errno == EINTR) {
+            continue;
+        }
+        return not_running(container, errno == EPIPE || errno == ECONNRESET ? ESRCH : errno);
+    }
+    return {};
+}
+
+// Releases the init through exec.fifo or run's socket, then runs the poststart hooks.
+Status start_created(runtime::Opened& container, const spec::Spec& spec,
+                     UniqueFd start_socket = {}) {
+    if (container.status != state::Status::created) {
+        return Error(EINVAL, cat("cannot start container ", quoted(container.record.id), ": it is ",
+                                 state::status_name(container.status), ", not created"));
+    }
+    UniqueFd fifo;
+    if (start_socket) {
+        MR_TRY(start_through_socket(container, start_socket.get()));
+        fifo = std::move(start_socket);
+    } else {
+        MR_ASSIGN(fifo, start_through_fifo(container));
+    }
     // poststart hooks must run after the user's process has been exec'd. The init's end of
-    // the fifo is close-on-exec, so the fifo loses its last reader exactly then (or when
-    // the init dies), and a writer polls POLLERR at that moment.
+    // the fifo (or socket) is close-on-exec, so it loses its last reader exactly then (or
+    // when the init dies), and the writer's end polls POLLERR (POLLHUP) at that moment.
     pollfd entry{fifo.get(), 0, 0};
     while (::poll(&entry, 1, -1) < 0 && errno == EINTR) {
     }
     fifo.reset();
 
+    if (spec.hooks.poststart.empty()) {
+        return {};
+    }
     std::string state = state::oci_state_json(container.record, state::Status::running);
     if (auto hooks = runtime::hooks::run_hooks("poststart", spec.hooks.poststart, state); !hooks) {
         // runtime-spec: a failing poststart hook stops the container.
@@ -85,10 +118,12 @@ Result<int> run_container(const RunOptions& options) {
     mode.exec_mask = signals.original_mask();
     mode.relay_terminal = !options.detach && options.console_socket.empty();
     mode.parent_waits_for_exec = !options.detach;
+    mode.start_through_socket = true;
     MR_ASSIGN(Created created, runtime::create_internal(options, mode, linux_syscalls()));
 
     runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
-    if (auto started = start_created(container, created.plan.spec); !started) {
+    if (auto started = start_created(container, created.plan.spec, std::move(created.start_socket));
+        !started) {
         (void)runtime::destroy(container, created.plan.spec, true);
         return why_start_failed(created.sync, started.error());
     }
