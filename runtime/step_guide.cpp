@@ -12,7 +12,7 @@
 namespace minirun::runtime {
 namespace {
 
-constexpr std::array<StepGuide, 75> kGuides = {{
+constexpr std::array<StepGuide, 74> kGuides = {{
     // The runtime: `create` (container.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
@@ -76,7 +76,6 @@ constexpr std::array<StepGuide, 75> kGuides = {{
      "network: a host device becomes the container's", "nsenter -t {pid} -n ip link"},
     {"send the init its pid", "sendmsg on the sync socket (a socketpair from before the clone)",
      "nothing", ""},
-    {"stage the record", "write of state.json.tmp (the record with the init's pid)", "nothing", ""},
     {"serve the init until created",
      "recvmsg on the sync socket; runs prestart and createRuntime hooks when the init asks",
      "nothing itself: the init's own steps follow, each with its card",
@@ -84,8 +83,8 @@ constexpr std::array<StepGuide, 75> kGuides = {{
     {"wait for the gate", "recvmsg until pid 1 runs the sealed exec gate",
      "the runtime binary: pid 1 no longer is a copy of mini-run", "ls -l /proc/{pid}/exe"},
     {"record the init",
-     "rename of state.json.tmp to state.json (its start time was read "
-     "right after the clone)",
+     "write of state.json.tmp (the record with the init's pid; its start time was read right "
+     "after the clone), renamed over state.json",
      "nothing: `state`, `kill` and `delete` find the init from here",
      "mini-run --root {root} state {id}"},
     {"hand over the terminal", "sendmsg(SCM_RIGHTS) of the pty's master to --console-socket",

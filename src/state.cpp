@@ -80,7 +80,8 @@ minirun::Status write_all(int fd, std::string_view content, const std::string& w
 
 // Readers must see either the old file or the new one, never a half-written one: a
 // concurrent `state` or `list` takes no lock. Hence a temp file renamed over the target.
-// No fsync: the state root lives on tmpfs (/run), which a crash empties anyway.
+// No fsync: a state describes processes, which a crash of the machine ends anyway (the
+// state root is /run, a tmpfs on most hosts).
 // `content` as `temp_name` in the directory, ready to be put in place.
 minirun::Status write_temp(int dir_fd, const std::string& dir_path, const char* temp_name,
                            std::string_view content) {
@@ -329,22 +330,13 @@ Result<Record> load_record(int dir_fd, const std::string& dir_path, const std::s
 
 } // namespace
 
-minirun::Status StateDir::stage(const Record& record) {
+minirun::Status StateDir::save(const Record& record) {
     auto text = record_text(record);
     if (!text) {
         // Storing a mangled bundle path would later point at the wrong directory.
         return Error(EINVAL, cat("save state of ", quoted(id_), ": ", text.error().message()));
     }
-    return write_temp(fd_.get(), path_, kStateTemp, *text);
-}
-
-minirun::Status StateDir::save_staged() {
-    return install_temp(fd_.get(), path_, kStateFile, kStateTemp);
-}
-
-minirun::Status StateDir::save(const Record& record) {
-    MR_TRY(stage(record));
-    return save_staged();
+    return replace_file(fd_.get(), path_, kStateFile, kStateTemp, *text);
 }
 
 Result<Record> StateDir::load() const {

@@ -106,10 +106,6 @@ public:
     minirun::Status lock();
 
     minirun::Status save(const Record& record); // state.json via a temp file + rename
-    // save() in two halves: stage() writes the temp file (the dear part on ext4) while
-    // there is time, save_staged() puts it in place, as atomically as save().
-    minirun::Status stage(const Record& record);
-    minirun::Status save_staged();
     // A missing state.json is "does not exist" (ENOENT); a damaged one is kCorrupt, the
     // message naming the container, the file and what is wrong with it.
     Result<Record> load() const;

@@ -62,7 +62,9 @@ TEST_CASE("run --explain=step stops before every step until Enter, and the host 
     std::string first = run.advance_to("runtime", "check the id");
     INFO(run.terminal() << run.err());
     REQUIRE_FALSE(first.empty());
-    CHECK(contains(first, "--- step 1/30 (runtime): check the id"));
+    // "1/N": N is the create recipe's length, which changes with it.
+    CHECK(contains(first, "--- step 1/"));
+    CHECK(contains(first, " (runtime): check the id"));
     CHECK(contains(first, "why:"));
     CHECK(contains(first, "calls:"));
     CHECK(contains(first, "isolates:"));
@@ -165,7 +167,8 @@ TEST_CASE("--explain=step without a terminal: an error, or --step-delay goes on 
     INFO(delayed.describe());
     CHECK(delayed.exit_code == 0);
     CHECK(contains(delayed.out, "done"));
-    CHECK(contains(delayed.err, "--- step 1/30 (runtime): check the id"));
+    CHECK(contains(delayed.err, "--- step 1/"));
+    CHECK(contains(delayed.err, " (runtime): check the id"));
     CHECK(contains(delayed.err, "(init): seccomp filter"));
     CHECK(contains(delayed.err, "[explain] "));
     check_no_leftovers(bundle);

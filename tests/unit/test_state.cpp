@@ -334,14 +334,10 @@ TEST_CASE("save_with_recovery: recovery.json keeps the first record through late
     CHECK(recovered->pid == 0);
     CHECK(recovered->cgroup_paths == first.cgroup_paths);
 
-    // The init recorded, in two halves: staged aside, nothing visible yet ...
+    // The init recorded: a new state.json; recovery.json still has the first record.
     Record later = first;
     later.pid = 4242;
-    REQUIRE(dir->stage(later).ok());
-    CHECK(stdfs::exists(dir->path() + "/state.json.tmp"));
-    CHECK(dir->load()->pid == 0);
-    // ... then in place; recovery.json still has the first record.
-    REQUIRE(dir->save_staged().ok());
+    REQUIRE(dir->save(later).ok());
     CHECK_FALSE(stdfs::exists(dir->path() + "/state.json.tmp"));
     CHECK(dir->load()->pid == 4242);
     CHECK(dir->load_recovery()->pid == 0);
