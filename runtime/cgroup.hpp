@@ -56,6 +56,10 @@ struct Host {
     // This process's own cgroup in each hierarchy, by key (from /proc/self/cgroup):
     // relative cgroupsPath values start from here.
     std::map<std::string, std::string> own_paths;
+    // v1 or hybrid: each cgroup mount directly below /sys/fs/cgroup is one of
+    // `hierarchies` (none hidden by a later mount, none a second mount of one, none
+    // without controllers), so they are what a container's "cgroup" mount entry shows.
+    bool mounts_are_hierarchies = false;
 };
 
 // The layout from mountinfo entries, /proc/self/cgroup text and the text of the v2

@@ -182,6 +182,8 @@ Host host_from(const std::vector<fs::MountInfo>& mounts, std::string_view proc_s
         host.own_paths[key] = own_v1_path(hierarchy, memberships);
         host.hierarchies.push_back(std::move(hierarchy));
     }
+    host.mounts_are_hierarchies = std::count_if(mounts.begin(), mounts.end(), counts) ==
+                                  static_cast<std::ptrdiff_t>(host.hierarchies.size());
     return host;
 }
 

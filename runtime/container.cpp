@@ -181,6 +181,7 @@ struct CreateRun {
     std::optional<PendingState> pending_state;
     UniqueFd fifo;
     runtime::cgroup::Cgroup cgroup;
+    runtime::cgroup::Host cgroup_host; // where `cgroup` was found
     std::optional<PendingCgroup> pending_cgroup;
     runtime::cgroup::SelfJoin cgroup_join;
     std::optional<runtime::intel_rdt::PendingGroup> rdt_group;
@@ -292,7 +293,7 @@ Status make_state_dir(Run& r) {
 }
 
 Status record_cgroups(Run& r) {
-    MR_ASSIGN(r.cgroup, make_cgroup(r.created.plan, r.options));
+    MR_ASSIGN(r.cgroup, make_cgroup(r.created.plan, r.options, &r.cgroup_host));
     r.created.record.cgroup_paths = r.cgroup.paths();
     if (r.cgroup.empty()) {
         return r.created.dir.save(r.created.record);
@@ -308,6 +309,9 @@ Status make_cgroups(Run& r) {
         return made.error().wrap("linux.cgroupsPath");
     }
     r.pending_cgroup.emplace(r.cgroup);
+    // The init binds these for the "cgroup" mount entry without looking them up again.
+    r.created.plan.cgroup_binds =
+        runtime::mount::planned_cgroup_binds(r.created.plan, r.cgroup_host, r.cgroup);
     if (*made > 0) {
         // runc's warning, word for word: tools and people look for it.
         log::warning(cat("container's cgroup is not empty: ", *made, " process(es) found"));

@@ -29,7 +29,8 @@ PendingCgroup::~PendingCgroup() {
 
 // The container's cgroups, made and limited (cgroup*.cpp). Rootless, only a cgroup v2
 // subtree delegated to the caller can hold them (cgroup_rootless.cpp).
-Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options) {
+Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options,
+                                   cgroup::Host* host_out) {
     const spec::Linux& linux = plan.spec.linux;
     // An engine that manages the cgroups itself (podman --cgroups=disabled) keeps the
     // container where it put the caller, as crun does.
@@ -62,7 +63,11 @@ Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& option
         return cgroup::rootless_cgroup(host, path, linux.resources, "",
                                        !linux.cgroups_path.empty());
     }
-    return cgroup::Cgroup::for_path(host, path);
+    auto cgroup = cgroup::Cgroup::for_path(host, path);
+    if (host_out != nullptr) {
+        *host_out = std::move(host);
+    }
+    return cgroup;
 }
 
 Status limit_cgroup(const Plan& plan, cgroup::Cgroup& cgroup) {

@@ -40,8 +40,10 @@ private:
     const cgroup::Cgroup* cgroup_;
 };
 
-// The container's cgroups, found (not made yet) for the plan and the command line.
-Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options);
+// The container's cgroups, found (not made yet) for the plan and the command line; `host`,
+// when given, gets the layout they were found in (left empty without cgroups).
+Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options,
+                                   cgroup::Host* host = nullptr);
 
 // The limits of linux.resources and the device allow-list, which every container gets.
 Status limit_cgroup(const Plan& plan, cgroup::Cgroup& cgroup);

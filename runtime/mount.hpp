@@ -34,6 +34,11 @@
 #include <utility>
 #include <vector>
 
+namespace minirun::runtime::cgroup {
+struct Host;
+class Cgroup;
+} // namespace minirun::runtime::cgroup
+
 namespace minirun::runtime::mount {
 
 // The sources of the bind mounts in mounts[], opened by the parent before clone(): one
@@ -73,6 +78,10 @@ Status finish_readonly(int root_fd, const MountStep& step, Syscalls& sys);
 
 // The "cgroup" entry (mount_cgroup.cpp).
 Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys);
+// Its binds on a v1 or hybrid host, worked out by the parent from the host's hierarchies
+// and the container's cgroup (Plan::cgroup_binds); empty where the init must look itself.
+std::vector<CgroupBind> planned_cgroup_binds(const Plan& plan, const cgroup::Host& host,
+                                             const cgroup::Cgroup& cgroup);
 
 // Step 4 (mount_devices.cpp).
 Status create_devices(const Plan& plan, int root_fd, Syscalls& sys);

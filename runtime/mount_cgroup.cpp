@@ -4,7 +4,10 @@
 // cgroup2 mount. On a v1 or hybrid host (this project's CI) each controller is its own
 // hierarchy, so, like runc, mini-run puts a tmpfs at the destination and binds into it,
 // per hierarchy, the directory of the cgroup the container is in (cpu, memory, ...,
-// and "unified" for the cgroup2 part of a hybrid host).
+// and "unified" for the cgroup2 part of a hybrid host). `create` usually knows those
+// directories already (planned_cgroup_binds); otherwise the init reads its mountinfo and
+// /proc/self/cgroup.
+#include "cgroup.hpp"
 #include "fs.hpp"
 #include "minirun/rootless.hpp"
 #include "mount.hpp"
@@ -107,12 +110,44 @@ Status bind_into_tmpfs(int tmpfs_fd, const std::string& name, const std::string&
     return remount_bind(fs::fd_path(mounted.get()), flags, sys);
 }
 
+// The tmpfs that holds one directory per hierarchy on a v1 or hybrid host; its fd.
+Result<UniqueFd> mount_holder(int root_fd, const MountStep& step, unsigned long flags,
+                              Syscalls& sys) {
+    MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
+    MR_TRY(sys.mount("tmpfs", fs::fd_path(target.get()), "tmpfs", flags & ~MS_RDONLY, "mode=755"));
+    return fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY);
+}
+
+// Read-only at last, when asked: the directories in it had to be made first.
+Status finish_holder(const UniqueFd& tmpfs, unsigned long flags, Syscalls& sys) {
+    if ((flags & MS_RDONLY) != 0) {
+        MR_TRY(sys.mount("", fs::fd_path(tmpfs.get()), "", MS_REMOUNT | flags, "mode=755"));
+    }
+    return {};
+}
+
 } // namespace
 
+std::vector<CgroupBind> planned_cgroup_binds(const Plan& plan, const cgroup::Host& host,
+                                             const cgroup::Cgroup& cgroup) {
+    // Only where the init's view is sure to be ours: it joins the container's cgroup in
+    // every hierarchy the entry shows, and no cgroup namespace asks for fresh mounts.
+    if (host.layout == cgroup::Layout::unified || !host.mounts_are_hierarchies ||
+        plan.has_own(spec::NamespaceType::cgroup)) {
+        return {};
+    }
+    std::vector<CgroupBind> binds;
+    for (const auto& hierarchy : host.hierarchies) {
+        auto dir = cgroup.paths().find(hierarchy.key);
+        if (dir == cgroup.paths().end()) {
+            return {};
+        }
+        binds.push_back({hierarchy.key, dir->second});
+    }
+    return binds;
+}
+
 Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys) {
-    MR_ASSIGN(auto mounts, fs::read_mountinfo());
-    MR_ASSIGN(std::string cgroup_text, fs::read_file("/proc/self/cgroup"));
-    auto memberships = fs::parse_proc_cgroup(cgroup_text);
     unsigned long flags = step.options.flags & ~MS_REMOUNT;
     // CVE-2023-25809 class: rootless, the cgroups bound here are the caller's own, and a
     // delegated one is writable by the container's root, which is the caller: limits the
@@ -120,6 +155,19 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
     if (rootless::active()) {
         flags |= MS_RDONLY;
     }
+    if (!plan.cgroup_binds.empty()) {
+        MR_ASSIGN(UniqueFd tmpfs, mount_holder(root_fd, step, flags, sys));
+        for (const CgroupBind& bind : plan.cgroup_binds) {
+            MR_TRY_WRAP(bind_into_tmpfs(tmpfs.get(), bind.name, bind.source, flags, sys),
+                        cat("cgroup hierarchy ", bind.name));
+        }
+        return finish_holder(tmpfs, flags, sys);
+    }
+
+    // Otherwise as the init sees it: its mounts and its memberships.
+    MR_ASSIGN(auto mounts, fs::read_mountinfo());
+    MR_ASSIGN(std::string cgroup_text, fs::read_file("/proc/self/cgroup"));
+    auto memberships = fs::parse_proc_cgroup(cgroup_text);
 
     for (const auto& info : mounts) {
         if (info.fs_type == "cgroup2" && info.mount_point == kCgroupRoot) {
@@ -138,9 +186,7 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
     }
 
     // v1 or hybrid: a tmpfs to hold one directory per hierarchy.
-    MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
-    MR_TRY(sys.mount("tmpfs", fs::fd_path(target.get()), "tmpfs", flags & ~MS_RDONLY, "mode=755"));
-    MR_ASSIGN(UniqueFd tmpfs, fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY));
+    MR_ASSIGN(UniqueFd tmpfs, mount_holder(root_fd, step, flags, sys));
     for (const auto& info : mounts) {
         if (!is_cgroup_fs(info) || fs::split_parent(info.mount_point).first != kCgroupRoot) {
             continue;
@@ -166,10 +212,7 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
         MR_TRY_WRAP(bind_into_tmpfs(tmpfs.get(), name, host_directory(info, *own), flags, sys),
                     cat("cgroup hierarchy ", name));
     }
-    if ((flags & MS_RDONLY) != 0) {
-        MR_TRY(sys.mount("", fs::fd_path(tmpfs.get()), "", MS_REMOUNT | flags, "mode=755"));
-    }
-    return {};
+    return finish_holder(tmpfs, flags, sys);
 }
 
 } // namespace minirun::runtime::mount

@@ -39,6 +39,13 @@ struct MountStep {
     std::optional<MountIdMap> idmap;
 };
 
+// One hierarchy of the "cgroup" mount entry on a v1 or hybrid host: the container's
+// directory `source` (a host path), bound at `name` in the entry's tmpfs.
+struct CgroupBind {
+    std::string name;   // "memory", "cpu,cpuacct", "unified"
+    std::string source; // "/sys/fs/cgroup/memory/<id>"
+};
+
 // A namespace the config names by path: the init joins it with setns().
 struct NamespaceToJoin {
     spec::NamespaceType type = spec::NamespaceType::pid;
@@ -76,6 +83,10 @@ struct Plan {
     // prestart/createRuntime hooks exist: the init stops before pivot_root for the parent
     // to run them.
     bool runtime_hooks = false;
+    // The "cgroup" entry's binds, worked out by `create` once the cgroups are known
+    // (mount::planned_cgroup_binds), so that the init need not read mountinfo and
+    // /proc/self/cgroup again; empty: the init finds them itself.
+    std::vector<CgroupBind> cgroup_binds;
 
     [[nodiscard]] bool creates(spec::NamespaceType type) const;
     [[nodiscard]] bool joins_namespace(spec::NamespaceType type) const;

@@ -164,6 +164,7 @@ TEST_CASE("cgroup host: this machine's hybrid layout", "[cgroup]") {
     Host host = host_from(fs::parse_mountinfo(kHybridMounts), kHybridProcCgroup, "hugetlb\n");
     CHECK(host.layout == Layout::hybrid);
     REQUIRE(host.hierarchies.size() == 10);
+    CHECK(host.mounts_are_hierarchies);
     const Hierarchy* cpu = find(host, "cpu");
     REQUIRE(cpu != nullptr);
     CHECK_FALSE(cpu->v2);
@@ -196,6 +197,7 @@ TEST_CASE("cgroup host: a mount over a hierarchy hides it", "[cgroup]") {
     Host host = host_from(fs::parse_mountinfo(mounts), kHybridProcCgroup, "");
     CHECK(host.layout == Layout::legacy);
     CHECK(host.hierarchies.size() == 9);
+    CHECK_FALSE(host.mounts_are_hierarchies); // the hidden cgroup2 is still a cgroup mount
     CHECK(find(host, "unified") == nullptr);
     CHECK(find(host, "memory") != nullptr);
 
@@ -211,6 +213,7 @@ TEST_CASE("cgroup host: legacy with combined and named hierarchies", "[cgroup]")
     Host host = host_from(fs::parse_mountinfo(kLegacyMounts), kLegacyProcCgroup, "");
     CHECK(host.layout == Layout::legacy);
     CHECK(host.hierarchies.size() == 10); // perf_event outside /sys/fs/cgroup does not count
+    CHECK(host.mounts_are_hierarchies);
     const Hierarchy* cpu = find(host, "cpu,cpuacct");
     REQUIRE(cpu != nullptr);
     CHECK(cpu->controllers == std::vector<std::string>{"cpu", "cpuacct"});

@@ -1,5 +1,6 @@
 // The mount namespace steps against a recording fake: which mounts, in which order, with
 // which flags, onto which paths of a real (temporary, unprivileged) rootfs.
+#include "cgroup.hpp"
 #include "fake_syscalls.hpp"
 #include "minirun/rootless.hpp"
 #include "mount.hpp"
@@ -559,4 +560,99 @@ TEST_CASE("rootfs: a source the kernel cannot idmap is named in the error", "[mo
     CHECK(mapped.error().message() ==
           "mounts[0] on /data: cannot idmap \"" + f.dir.path() +
               "/data\" (its filesystem does not support idmapped mounts): Invalid argument");
+}
+
+namespace {
+
+// Two v1 hierarchies and the cgroup2 leftover of a hybrid host, as mountinfo lists them.
+const char* kHybridCgroupMounts =
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+    "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+const char* kHybridCgroupMemberships = "4:memory:/\n1:cpu:/\n0::/\n";
+
+json cgroup_mount_config() {
+    json mounts = default_mounts();
+    mounts.push_back({{"destination", "/sys/fs/cgroup"},
+                      {"type", "cgroup"},
+                      {"source", "cgroup"},
+                      {"options", {"nosuid", "noexec", "nodev", "relatime", "ro"}}});
+    return config_with_mounts(mounts);
+}
+
+} // namespace
+
+TEST_CASE("rootfs: the cgroup entry binds the directories create planned, in mountinfo's order",
+          "[mount]") {
+    RootlessAs as_root(false);
+    Fixture f;
+    Plan plan = f.plan(cgroup_mount_config());
+    cgroup::Host host =
+        cgroup::host_from(fs::parse_mountinfo(kHybridCgroupMounts), kHybridCgroupMemberships, "");
+    REQUIRE(host.mounts_are_hierarchies);
+    cgroup::Cgroup container = cgroup::Cgroup::for_path(host, "/c1");
+    plan.cgroup_binds = mount::planned_cgroup_binds(plan, host, container);
+    REQUIRE(plan.cgroup_binds.size() == 3);
+    CHECK(plan.cgroup_binds[0].name == "cpu");
+    CHECK(plan.cgroup_binds[0].source == "/sys/fs/cgroup/cpu/c1");
+    CHECK(plan.cgroup_binds[2].name == "unified");
+    CHECK(plan.cgroup_binds[2].source == "/sys/fs/cgroup/unified/c1");
+
+    REQUIRE(prepare(plan, f.sys).ok());
+    const std::string holder = f.rootfs + "/sys/fs/cgroup";
+    std::vector<MountCall> binds;
+    std::copy_if(f.sys.mounts.begin(), f.sys.mounts.end(), std::back_inserter(binds),
+                 [](const MountCall& call) { return call.flags == (MS_BIND | MS_REC); });
+    REQUIRE(binds.size() == 4); // the rootfs, then one per hierarchy
+    CHECK(binds[1].source == "/sys/fs/cgroup/cpu/c1");
+    CHECK(binds[1].target == holder + "/cpu");
+    CHECK(binds[2].source == "/sys/fs/cgroup/memory/c1");
+    CHECK(binds[3].source == "/sys/fs/cgroup/unified/c1");
+    CHECK(binds[3].target == holder + "/unified");
+    // The holding tmpfs is read-only at last, as the entry asks.
+    const MountCall& last = f.sys.mounts.back();
+    CHECK(last.target == holder);
+    CHECK((last.flags & (MS_REMOUNT | MS_RDONLY)) == (MS_REMOUNT | MS_RDONLY));
+}
+
+TEST_CASE("rootfs: no planned cgroup binds where the init's own view may differ", "[mount]") {
+    Fixture f;
+    cgroup::Host host =
+        cgroup::host_from(fs::parse_mountinfo(kHybridCgroupMounts), kHybridCgroupMemberships, "");
+    cgroup::Cgroup container = cgroup::Cgroup::for_path(host, "/c1");
+    Plan plan = f.plan(cgroup_mount_config());
+    CHECK_FALSE(mount::planned_cgroup_binds(plan, host, container).empty());
+
+    SECTION("a cgroup namespace mounts each hierarchy afresh") {
+        json config = cgroup_mount_config();
+        config["linux"]["namespaces"].push_back({{"type", "cgroup"}});
+        CHECK(mount::planned_cgroup_binds(f.plan(config), host, container).empty());
+    }
+    SECTION("no cgroups of its own, or not in every hierarchy") {
+        CHECK(mount::planned_cgroup_binds(plan, host, cgroup::Cgroup()).empty());
+        auto paths = container.paths();
+        paths.erase("memory");
+        CHECK(mount::planned_cgroup_binds(plan, host, cgroup::Cgroup::from_paths(paths)).empty());
+    }
+    SECTION("a cgroup mount that is no hierarchy of the host's (hidden, or a second one)") {
+        std::string hidden =
+            cat(kHybridCgroupMounts,
+                "50 41 0:60 / /sys/fs/cgroup/unified rw,relatime - tmpfs tmpfs rw\n");
+        cgroup::Host covered =
+            cgroup::host_from(fs::parse_mountinfo(hidden), kHybridCgroupMemberships, "");
+        CHECK_FALSE(covered.mounts_are_hierarchies);
+        CHECK(mount::planned_cgroup_binds(plan, covered, container).empty());
+        std::string twice = cat(kHybridCgroupMounts,
+                                "51 31 0:29 / /sys/fs/cgroup/cpu2 rw - cgroup cgroup rw,cpu\n");
+        CHECK_FALSE(cgroup::host_from(fs::parse_mountinfo(twice), kHybridCgroupMemberships, "")
+                        .mounts_are_hierarchies);
+    }
+    SECTION("a unified host: one cgroup2 mount, not a tmpfs of binds") {
+        cgroup::Host unified = cgroup::host_from(
+            fs::parse_mountinfo("30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"), "0::/\n",
+            "memory\n");
+        CHECK(mount::planned_cgroup_binds(plan, unified, cgroup::Cgroup::for_path(unified, "/c1"))
+                  .empty());
+    }
 }
