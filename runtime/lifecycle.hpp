@@ -9,7 +9,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace minirun::runtime {
@@ -27,6 +29,14 @@ Result<Opened> open_container(const std::string& root, const std::string& id,
 // The config saved at create: what the container was made from, whatever the bundle says
 // now.
 Result<spec::Spec> saved_spec(const state::StateDir& dir);
+// The same for a caller that uses only the members named `keys` (start: "poststart";
+// delete: "poststop" and "intelRdt"): when the text names none of them, a default Spec,
+// and the config is not parsed (the larger part of such a command's own work). A JSON
+// member's name is in the text as written unless it is spelled with \u escapes, so a text
+// with neither the name nor "\u" has no such member. A config that cannot be read, or is
+// cut short, is parsed and reported as by saved_spec().
+Result<spec::Spec> saved_spec_for(const state::StateDir& dir,
+                                  std::initializer_list<std::string_view> keys);
 
 // Writes the pid file engines read: the decimal pid with no newline (containerd parses it
 // with Atoi), atomically (a temp file renamed into place), so a reader never sees it half

@@ -208,6 +208,24 @@ Result<spec::Spec> saved_spec(const state::StateDir& dir) {
     return spec::parse_spec(text, dir.path() + "/config.json");
 }
 
+Result<spec::Spec> saved_spec_for(const state::StateDir& dir,
+                                  std::initializer_list<std::string_view> keys) {
+    MR_ASSIGN(std::string text, dir.load_config());
+    // A text cut short (damaged: every config here is written whole and renamed into place)
+    // may have lost what it named: parsed, so that the damage is reported.
+    std::string_view whole = text;
+    whole.remove_suffix(whole.size() - (whole.find_last_not_of(" \t\r\n") + 1));
+    bool complete = whole.starts_with('{') && whole.ends_with('}');
+    bool named = text.find("\\u") != std::string::npos ||
+                 std::any_of(keys.begin(), keys.end(), [&](std::string_view key) {
+                     return text.find(cat("\"", key, "\"")) != std::string::npos;
+                 });
+    if (complete && !named) {
+        return spec::Spec{};
+    }
+    return spec::parse_spec(text, dir.path() + "/config.json");
+}
+
 Status write_pid_file(const std::string& path, pid_t pid) {
     std::string temporary = cat(path, ".", ::getpid(), ".tmp");
     UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
@@ -331,11 +349,13 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force, const Erro
     // A container without a mount namespace left its mounts in ours (mount_host.cpp).
     MR_TRY_WRAP(mount::undo_host_mounts(container.dir.path()),
                 cat("delete container ", quoted(container.record.id)));
-    std::string state = state::oci_state_json(container.record, state::Status::stopped);
     if (spec_unread != nullptr) {
         warn_poststop_not_run(container.record.id, *spec_unread);
     }
-    (void)hooks::run_hooks_warning("poststop", spec.hooks.poststop, state);
+    if (!spec.hooks.poststop.empty()) {
+        std::string state = state::oci_state_json(container.record, state::Status::stopped);
+        (void)hooks::run_hooks_warning("poststop", spec.hooks.poststop, state);
+    }
     return container.dir.remove();
 }
 
@@ -502,7 +522,7 @@ Status delete_container(const std::string& root, const std::string& id, bool for
     }
     runtime::Opened container{std::move(*dir), std::move(*record), state::Status::stopped};
     container.status = container.dir.status_of(container.record);
-    auto spec = runtime::saved_spec(container.dir);
+    auto spec = runtime::saved_spec_for(container.dir, {"poststop", "intelRdt"});
     return runtime::destroy(container, spec ? *spec : spec::Spec{}, force,
                             spec ? nullptr : &spec.error());
 }

@@ -107,7 +107,7 @@ Error why_start_failed(runtime::ParentEnd& sync, Error start_error) {
 
 Status start_container(const std::string& root, const std::string& id) {
     MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id));
-    MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
+    MR_ASSIGN(spec::Spec spec, runtime::saved_spec_for(container.dir, {"poststart"}));
     return start_created(container, spec);
 }
 

@@ -359,3 +359,40 @@ TEST_CASE("delete: a saved config that cannot be read is a warning that the post
         CHECK_THAT(warnings, Catch::Contains(tmp.path() + "/box/config.json"));
     }
 }
+
+TEST_CASE("saved_spec_for: parses the config only when it can name what the caller uses",
+          "[processes]") {
+    TempDir tmp;
+    auto dir = StateDir::create(tmp.path(), "box");
+    REQUIRE(dir.ok());
+    auto saved_for = [&](const std::string& text) {
+        REQUIRE(dir->save_config(text).ok());
+        return runtime::saved_spec_for(*dir, {"poststop", "intelRdt"});
+    };
+    // Not a config parse_spec accepts (ociVersion must be a string): a parse would fail.
+    const std::string unparsed = "{\"ociVersion\": 5, \"process\": {}}\n";
+    REQUIRE_FALSE(spec::parse_spec(unparsed).ok());
+
+    SECTION("naming none of the keys: a default spec, nothing parsed") {
+        auto spec = saved_for(unparsed);
+        REQUIRE(spec.ok());
+        CHECK(spec->hooks.poststop.empty());
+        CHECK_FALSE(spec->linux.intel_rdt.has_value());
+    }
+    SECTION("naming one: parsed, its hooks read") {
+        auto spec = saved_for(config_with_poststop("/nowhere"));
+        REQUIRE(spec.ok());
+        CHECK(spec->hooks.poststop.size() == 1);
+        CHECK_FALSE(saved_for("{\"intelRdt\": 1, \"ociVersion\": 5}").ok());
+    }
+    SECTION("a name that could hide behind \\u escapes, or a text cut short: parsed") {
+        CHECK_FALSE(saved_for("{\"ociVersion\": 5, \"p\\u006fststop\": []}").ok());
+        CHECK_FALSE(saved_for("{\"ociVersion\": \"1.").ok());
+        CHECK_FALSE(saved_for("").ok());
+    }
+    SECTION("a missing config is an error, as for saved_spec") {
+        REQUIRE(dir->save_config("{}").ok());
+        REQUIRE(::unlink((dir->path() + "/config.json").c_str()) == 0);
+        CHECK_FALSE(runtime::saved_spec_for(*dir, {"poststop"}).ok());
+    }
+}
