@@ -95,8 +95,13 @@ TEST_CASE("cgroups: the init is placed in every hierarchy and the limits are wri
     CHECK(cgroup_file("cpuset", id, "cpuset.cpus") == "0");
     CHECK(cgroup_file("pids", id, "pids.max") == "42");
 
-    // From inside: the cpuset leaves one CPU.
-    auto nproc = runtime({"exec", id, "cat", "/dev/shm/nproc"});
+    // From inside: the cpuset leaves one CPU. `run -d` returns once the shell is exec'd,
+    // not once it has written the file: read until it has.
+    RunResult nproc;
+    CHECK(wait_until([&] {
+        nproc = runtime({"exec", id, "cat", "/dev/shm/nproc"});
+        return !trimmed(nproc.out).empty();
+    }));
     INFO("exec: " << nproc.describe());
     CHECK(trimmed(nproc.out) == "1");
 
