@@ -4,11 +4,12 @@
 #   sudo scripts/bench.sh [--quick] [--only LIST] [--update-readme]
 #
 # It builds mini-run optimised for size (MinSizeRel, build-bench/; docs/performance.md says
-# why that is also the fastest build here), installs crun, runc, hyperfine, gnuplot and
-# GNU time with apt when missing, builds the floor program (bench/floor.c) and, when it
-# exists, the work floor (bench/workfloor.c), prepares busybox bundles (/bin/true with
-# default namespaces, no network namespace, plus a user namespace; a sleeping one; one per
-# memory limit) and measures, with every runtime's commands interleaved in one hyperfine run
+# why that is also the fastest build here), installs crun, runc, gnuplot and GNU time with
+# apt when missing, builds the floor program (bench/floor.c), the timer (bench/interleave.c)
+# and, when it exists, the work floor (bench/workfloor.c), prepares busybox bundles
+# (/bin/true with default namespaces, no network namespace, plus a user namespace; a sleeping
+# one; one per memory limit), drops the measured binaries from the page cache, and measures,
+# with every runtime's commands taking turns round by round in one run of bench/interleave.c
 # per timed scenario: `run`, create+start+delete, run --detach+delete, throughput
 # (sequential and 8-way parallel), peak RSS and CPU time, `exec` into a running container;
 # then the memory of many containers (created, and running) and the smallest memory limit
@@ -101,7 +102,6 @@ if [[ -z "${MINIRUN_BENCH_INNER:-}" ]]; then
     missing=()
     command -v crun >/dev/null || missing+=(crun)
     command -v runc >/dev/null || missing+=(runc)
-    command -v hyperfine >/dev/null || missing+=(hyperfine)
     command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
     [[ -x /usr/bin/time ]] || missing+=(time)
     command -v python3 >/dev/null || missing+=(python3)
@@ -122,6 +122,7 @@ if [[ -z "${MINIRUN_BENCH_INNER:-}" ]]; then
     mkdir -p "$BUILD"
     cc -O2 -Wall -Wextra -static -o "$FLOOR" bench/floor.c 2>/dev/null ||
         cc -O2 -Wall -Wextra -o "$FLOOR" bench/floor.c
+    cc -O2 -Wall -Wextra -o "$BUILD/interleave" bench/interleave.c
     # The work floor is optional: without its source, or when that does not compile, its rows
     # are left out and the report says why. An old binary must not stand in for the source.
     rm -f "$WORKFLOOR"
@@ -170,12 +171,13 @@ fi
 
 # DENSITY_N containers per runtime and state; SETTLE seconds of idling before each reading of
 # MemAvailable (freeing a network namespace, for one, is deferred to a kernel worker);
-# LIMIT_TRIES runs per memory limit, all of which must succeed.
+# LIMIT_TRIES runs per memory limit, all of which must succeed. BLOCK: timed runs per turn
+# in the loop scenarios (bench/interleave.c, --block).
 if ((QUICK)); then
-    WARMUP=1 RUNS=5 IDLE_RUNS=4 TP_N=10 TP_RUNS=3 TP_WARMUP=0 RSS_RUNS=5
+    WARMUP=1 RUNS=5 BLOCK=5 IDLE_RUNS=4 TP_N=10 TP_RUNS=3 TP_WARMUP=0 RSS_RUNS=5
     DENSITY_N=20 SETTLE=0.5 LIMIT_TRIES=1
 else
-    WARMUP=3 RUNS=30 IDLE_RUNS=20 TP_N=50 TP_RUNS=10 TP_WARMUP=1 RSS_RUNS=10
+    WARMUP=3 RUNS=30 BLOCK=5 IDLE_RUNS=20 TP_N=50 TP_RUNS=10 TP_WARMUP=1 RSS_RUNS=10
     DENSITY_N=200 SETTLE=2 LIMIT_TRIES=3
 fi
 # The memory limits tried, in KiB, smallest first.
@@ -262,6 +264,28 @@ mkdir -p "$WF_ROOT"
 JSON=$TMP/json
 mkdir -p "$JSON"
 
+# ---------------------------------------------------------------- the binaries' page cache
+# Every measured binary starts from the same page cache state: none of it cached, so that the
+# first run reads it back by readahead, as after a boot. A binary just written (mini-run by
+# the linker, the floors by cc) is otherwise cached as the write left it, which changed a
+# start of mini-run by 3-5% against the same file read back (A/B runs, 2026-12-06):
+# unfair in either direction.
+evict_page_cache() {
+    "$PY" - "$@" <<'PY'
+import os, sys
+for path in sys.argv[1:]:
+    fd = os.open(path, os.O_RDONLY)
+    os.fsync(fd)  # dirty pages stay cached
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+PY
+}
+evict_list=()
+for rt in "${TIMED[@]}"; do evict_list+=("$(readlink -f "${BIN[$rt]}")"); done
+evict_list+=("$FLOOR")
+((HAVE_WORKFLOOR)) && evict_list+=("$WORKFLOOR")
+evict_page_cache "${evict_list[@]}"
+
 # ---------------------------------------------------------------- sanity: each runtime runs each bundle
 for rt in "${TIMED[@]}"; do
     for bundle in default nonet userns; do
@@ -288,10 +312,11 @@ if ((HAVE_WORKFLOOR)); then
     [[ -z $left ]] || say "warning: the work floor left ${left}in its state root"
 fi
 
-VERSIONS="mini-run $("$MINIRUN" --version 2>&1 | head -n1 | awk '{print $NF}'), crun $("$CRUN" --version | awk 'NR==1{print $3}'), runc $("$RUNC" --version | awk 'NR==1{print $3}'), hyperfine $(hyperfine --version | awk '{print $2}')"
+VERSIONS="mini-run $("$MINIRUN" --version 2>&1 | head -n1 | awk '{print $NF}'), crun $("$CRUN" --version | awk 'NR==1{print $3}'), runc $("$RUNC" --version | awk 'NR==1{print $3}')"
 say "$VERSIONS; $(nproc) cpus; $( ((QUICK)) && echo quick || echo full) mode${ONLY:+; only ${ONLY:1:-1}}"
 
-# bench NAME [hyperfine options] -- NAME1 CMD1 NAME2 CMD2 ...: one interleaved hyperfine run.
+# bench NAME [interleave options] -- NAME1 CMD1 NAME2 CMD2 ...: the commands timed round by
+# round, each round running every one once (bench/interleave.c says why not hyperfine).
 bench() {
     local name=$1
     shift
@@ -307,10 +332,10 @@ bench() {
         shift 2
     done
     say "measuring $name"
-    if ! hyperfine --style none "${opts[@]}" --export-json "$JSON/$name.json" "${cmds[@]}" \
-        >"$TMP/hyperfine.log" 2>&1; then
-        cat "$TMP/hyperfine.log" >&2
-        die "hyperfine failed in scenario $name"
+    if ! "$BUILD/interleave" "${opts[@]}" --export-json "$JSON/$name.json" "${cmds[@]}" \
+        >"$TMP/interleave.log" 2>&1; then
+        cat "$TMP/interleave.log" >&2
+        die "timing failed in scenario $name"
     fi
 }
 
@@ -335,7 +360,7 @@ for bundle in default nonet userns; do
     want "run-$bundle" || continue
     commands_for "@RT@ run -b $B/$bundle r-$bundle"
     with_floors "@F@" "$bundle"
-    bench "run-$bundle" -N --warmup "$WARMUP" --runs "$RUNS" -- "${args[@]}"
+    bench "run-$bundle" -N --warmup "$WARMUP" --runs "$RUNS" --block "$BLOCK" -- "${args[@]}"
 done
 
 # 1b. `run` of the default bundle after the machine was idle for a moment (--prepare sleeps
@@ -349,14 +374,14 @@ if want run-idle; then
 fi
 
 # 2. create + start + delete --force, and 3. run --detach + delete --force. These run in a
-# shell (hyperfine subtracts the shell's own start-up); $$ makes each iteration's id unique.
+# shell (the shell's own start-up is subtracted); $$ makes each iteration's id unique.
 if want lifecycle; then
     commands_for "@RT@ create -b $B/default c\$\$ && @RT@ start c\$\$ && @RT@ delete --force c\$\$"
-    bench lifecycle --warmup "$WARMUP" --runs "$RUNS" -- "${args[@]}"
+    bench lifecycle --warmup "$WARMUP" --runs "$RUNS" --block "$BLOCK" -- "${args[@]}"
 fi
 if want detach; then
     commands_for "@RT@ run --detach -b $B/default d\$\$ && @RT@ delete --force d\$\$"
-    bench detach --warmup "$WARMUP" --runs "$RUNS" -- "${args[@]}"
+    bench detach --warmup "$WARMUP" --runs "$RUNS" --block "$BLOCK" -- "${args[@]}"
 fi
 
 # 4. Throughput: TP_N containers one after another, and 8 at a time.
@@ -411,7 +436,7 @@ if want exec; then
             die "$rt cannot run --detach the sleep bundle: $(cat "$TMP/err")"
     done
     commands_for "@RT@ exec exec-target /bin/true"
-    bench exec -N --warmup "$WARMUP" --runs "$RUNS" -- "${args[@]}"
+    bench exec -N --warmup "$WARMUP" --runs "$RUNS" --block "$BLOCK" -- "${args[@]}"
     for rt in "${TIMED[@]}"; do remove_containers "$rt" exec-target; done
 fi
 
@@ -564,7 +589,9 @@ def load(name):
 def ratio(a, b):
     return f"{a / b:.2f}x" if a and b else "-"
 
-lines = [f"Measured {header}.", "", f"Mode: {mode}. Times in milliseconds (hyperfine).", ""]
+lines = [f"Measured {header}.", "",
+         f"Mode: {mode}. Times in milliseconds; the runtimes take turns, round by round "
+         "(bench/interleave.c).", ""]
 scenarios = [
     ("run-default", "`run` /bin/true, default bundle (pid, ipc, uts, mount, network)"),
     ("run-nonet", "`run` /bin/true, no network namespace"),
