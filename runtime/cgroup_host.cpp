@@ -30,28 +30,36 @@ std::vector<std::string> v1_controllers(std::string_view super_options) {
     return out;
 }
 
+// "/sys/fs/cgroup/<name>", nothing deeper.
+bool directly_below_root(std::string_view mount_point) {
+    return mount_point.size() > kCgroupRoot.size() + 1 && mount_point.starts_with(kCgroupRoot) &&
+           mount_point[kCgroupRoot.size()] == '/' &&
+           mount_point.find('/', kCgroupRoot.size() + 1) == std::string_view::npos;
+}
+
 bool counts(const fs::MountInfo& mount) {
     if (mount.fs_type == "cgroup2" && mount.mount_point == kCgroupRoot) {
         return true;
     }
     return (mount.fs_type == "cgroup" || mount.fs_type == "cgroup2") &&
-           fs::split_parent(mount.mount_point).first == kCgroupRoot;
+           directly_below_root(mount.mount_point);
 }
 
 // Our own path in a v1 hierarchy: the /proc/self/cgroup line listing exactly its
 // controllers (the kernel prints a hierarchy's whole list, "cpu,cpuacct").
 std::string own_v1_path(const Hierarchy& hierarchy,
                         const std::vector<fs::CgroupMembership>& memberships) {
-    std::set<std::string> wanted(hierarchy.controllers.begin(), hierarchy.controllers.end());
+    const auto& wanted = hierarchy.controllers;
     for (const auto& membership : memberships) {
         if (membership.hierarchy_id == 0) {
             continue;
         }
-        std::set<std::string> listed;
-        for (std::string_view controller : fs::split(membership.controllers, ',')) {
-            listed.emplace(controller);
-        }
-        if (listed == wanted) {
+        // The same controllers, in any order (a hierarchy names each one once).
+        std::vector<std::string_view> listed = fs::split(membership.controllers, ',');
+        if (listed.size() == wanted.size() &&
+            std::all_of(listed.begin(), listed.end(), [&](std::string_view controller) {
+                return std::find(wanted.begin(), wanted.end(), controller) != wanted.end();
+            })) {
             return membership.path;
         }
     }

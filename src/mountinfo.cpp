@@ -2,12 +2,16 @@
 
 #include "fs.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace minirun::fs {
 namespace {
 
 std::string unescape(std::string_view field) {
+    if (field.find('\\') == std::string_view::npos) {
+        return std::string(field); // the usual case: nothing escaped
+    }
     std::string out;
     out.reserve(field.size());
     for (size_t i = 0; i < field.size(); ++i) {
@@ -65,11 +69,21 @@ std::vector<std::string_view> split_words(std::string_view text) {
 
 std::vector<MountInfo> parse_mountinfo(std::string_view text) {
     std::vector<MountInfo> mounts;
-    for (std::string_view line : split(text, '\n')) {
+    mounts.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));
+    std::vector<std::string_view> fields; // one line's, its storage kept from line to line
+    while (!text.empty()) {
+        size_t end = text.find('\n');
+        std::string_view line = text.substr(0, end);
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
         if (line.empty()) {
             continue;
         }
-        std::vector<std::string_view> fields = split(line, ' ');
+        fields.clear();
+        for (size_t pos = 0; pos <= line.size();) {
+            size_t next = std::min(line.find(' ', pos), line.size());
+            fields.push_back(line.substr(pos, next - pos));
+            pos = next + 1;
+        }
         // id parent major:minor root mount-point options [optional...] - type source super
         size_t dash = 6;
         while (dash < fields.size() && fields[dash] != "-") {
