@@ -137,6 +137,8 @@ if [[ -z "${MINIRUN_BENCH_INNER:-}" ]]; then
     [[ -z $WORKFLOOR_NOTE ]] || say "no work floor: $WORKFLOOR_NOTE"
     [[ -x rootfs-examples/busybox/rootfs/bin/busybox ]] || scripts/make-rootfs.sh >/dev/null
 
+    # The build's dirty pages are written back now rather than while a scenario is timed.
+    sync
     # Everything else runs in a private mount namespace (see the header).
     export MINIRUN_BENCH_INNER=1 MINIRUN MINIRUN_BENCH_WORKFLOOR_NOTE=$WORKFLOOR_NOTE
     exec unshare -m --propagation private "$REPO/scripts/bench.sh" "${ARGS[@]}"
