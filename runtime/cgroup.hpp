@@ -62,6 +62,11 @@ struct Host {
     bool mounts_are_hierarchies = false;
 };
 
+// A cgroup or cgroup2 mount directly below /sys/fs/cgroup ("/sys/fs/cgroup/memory"): a
+// hierarchy of a v1 or hybrid host, and what a container's "cgroup" mount entry binds
+// (mount_cgroup.cpp uses the same test, so that planned binds and its own look agree).
+bool is_hierarchy_mount(const fs::MountInfo& mount);
+
 // The layout from mountinfo entries, /proc/self/cgroup text and the text of the v2
 // root's cgroup.controllers (read by the caller: this stays pure for unit tests).
 // Only cgroup hierarchies mounted directly below /sys/fs/cgroup (or the cgroup2 mount at

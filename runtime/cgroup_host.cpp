@@ -30,19 +30,11 @@ std::vector<std::string> v1_controllers(std::string_view super_options) {
     return out;
 }
 
-// "/sys/fs/cgroup/<name>", nothing deeper.
-bool directly_below_root(std::string_view mount_point) {
-    return mount_point.size() > kCgroupRoot.size() + 1 && mount_point.starts_with(kCgroupRoot) &&
-           mount_point[kCgroupRoot.size()] == '/' &&
-           mount_point.find('/', kCgroupRoot.size() + 1) == std::string_view::npos;
-}
-
 bool counts(const fs::MountInfo& mount) {
     if (mount.fs_type == "cgroup2" && mount.mount_point == kCgroupRoot) {
         return true;
     }
-    return (mount.fs_type == "cgroup" || mount.fs_type == "cgroup2") &&
-           directly_below_root(mount.mount_point);
+    return is_hierarchy_mount(mount);
 }
 
 // Our own path in a v1 hierarchy: the /proc/self/cgroup line listing exactly its
@@ -143,6 +135,14 @@ std::vector<const fs::MountInfo*> visible_cgroup_mounts(const std::vector<fs::Mo
 }
 
 } // namespace
+
+bool is_hierarchy_mount(const fs::MountInfo& mount) {
+    std::string_view point = mount.mount_point;
+    return (mount.fs_type == "cgroup" || mount.fs_type == "cgroup2") &&
+           point.size() > kCgroupRoot.size() + 1 && point.starts_with(kCgroupRoot) &&
+           point[kCgroupRoot.size()] == '/' &&
+           point.find('/', kCgroupRoot.size() + 1) == std::string_view::npos;
+}
 
 Host host_from(const std::vector<fs::MountInfo>& mounts, std::string_view proc_self_cgroup,
                std::string_view v2_root_controllers) {

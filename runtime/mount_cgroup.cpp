@@ -24,10 +24,6 @@ namespace {
 
 constexpr std::string_view kCgroupRoot = "/sys/fs/cgroup";
 
-bool is_cgroup_fs(const fs::MountInfo& info) {
-    return info.fs_type == "cgroup" || info.fs_type == "cgroup2";
-}
-
 // Which of our /proc/self/cgroup lines belongs to this hierarchy.
 std::optional<std::string> own_path_in(const fs::MountInfo& hierarchy,
                                        const std::vector<fs::CgroupMembership>& memberships) {
@@ -188,7 +184,7 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
     // v1 or hybrid: a tmpfs to hold one directory per hierarchy.
     MR_ASSIGN(UniqueFd tmpfs, mount_holder(root_fd, step, flags, sys));
     for (const auto& info : mounts) {
-        if (!is_cgroup_fs(info) || fs::split_parent(info.mount_point).first != kCgroupRoot) {
+        if (!cgroup::is_hierarchy_mount(info)) {
             continue;
         }
         auto own = own_path_in(info, memberships);
