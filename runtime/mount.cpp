@@ -17,8 +17,8 @@ unsigned long setup_propagation(unsigned long configured) {
     return (wants_host_mounts ? MS_SLAVE : MS_PRIVATE) | MS_REC;
 }
 
-Status remount_bind(const std::string& target, unsigned long flags, Syscalls& sys) {
-    MR_ASSIGN(unsigned long current, sys.mount_flags_of(target));
+Status remount_bind(int target_fd, unsigned long flags, Syscalls& sys) {
+    MR_ASSIGN(unsigned long current, sys.mount_flags_of(target_fd));
     unsigned long locked = locked_mount_flags(current);
     // An explicit atime choice replaces the inherited one; the others are only added.
     constexpr unsigned long kAtime = MS_NOATIME | MS_RELATIME | MS_STRICTATIME;
@@ -27,7 +27,7 @@ Status remount_bind(const std::string& target, unsigned long flags, Syscalls& sy
     }
     // MS_RDONLY from the source stays only if asked for or locked: a bind of a read-only
     // mount inside a user namespace cannot become writable anyway.
-    return sys.mount("", target, "", MS_BIND | MS_REMOUNT | flags | locked, "");
+    return sys.mount_on("", target_fd, "", MS_BIND | MS_REMOUNT | flags | locked, "");
 }
 
 namespace {
@@ -140,7 +140,7 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_so
             explain::step(cat("mount(", quoted(plan.rootfs), ", ", explain::mount_flag_names(setup),
                               "): the rootfs bind only, not the host's /"));
         }
-        MR_TRY_WRAP(sys.mount("", fs::fd_path(root.get()), "", setup, ""),
+        MR_TRY_WRAP(sys.mount_on("", root.get(), "", setup, ""),
                     "linux.rootfsPropagation: set propagation of the rootfs");
     }
 
@@ -229,7 +229,11 @@ Status finalize_root(const Plan& plan, Syscalls& sys) {
     }
     if (plan.spec.root.readonly) {
         explain::step(R"(mount("/", MS_BIND|MS_REMOUNT|MS_RDONLY): root.readonly)");
-        MR_TRY_WRAP(remount_bind("/", MS_RDONLY, sys), "root.readonly");
+        UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!root) {
+            return Error::from_errno("root.readonly: open /");
+        }
+        MR_TRY_WRAP(remount_bind(root.get(), MS_RDONLY, sys), "root.readonly");
     }
     return {};
 }

@@ -139,8 +139,8 @@ Status undo_host_mounts(const std::string& state_dir);
 std::vector<fs::MountInfo> host_mounts_to_detach(const std::vector<fs::MountInfo>& mounts,
                                                  int anchor, const std::string& rootfs);
 
-// Remounts an existing bind mount with `flags` (MS_RDONLY, MS_NOSUID, ...), keeping the
-// flags the kernel locks inside a user namespace.
-Status remount_bind(const std::string& target, unsigned long flags, Syscalls& sys);
+// Remounts the bind mount whose root `target_fd` (an O_PATH fd) is with `flags`
+// (MS_RDONLY, MS_NOSUID, ...), keeping the flags the kernel locks inside a user namespace.
+Status remount_bind(int target_fd, unsigned long flags, Syscalls& sys);
 
 } // namespace minirun::runtime::mount

@@ -73,9 +73,9 @@ std::string host_directory(const fs::MountInfo& hierarchy, const std::string& ow
 Status bind_hierarchy(int root_fd, const std::string& destination, const std::string& source,
                       unsigned long flags, Syscalls& sys) {
     MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, destination, 0755));
-    MR_TRY(sys.mount(source, fs::fd_path(target.get()), "", MS_BIND | MS_REC, ""));
+    MR_TRY(sys.mount_on(source, target.get(), "", MS_BIND | MS_REC, ""));
     MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, destination, O_PATH));
-    return remount_bind(fs::fd_path(mounted.get()), flags, sys);
+    return remount_bind(mounted.get(), flags, sys);
 }
 
 // A hierarchy's directory in the fresh tmpfs: ours alone (no other process sees this
@@ -96,28 +96,28 @@ Result<UniqueFd> hierarchy_dir(int tmpfs_fd, const std::string& name) {
 Status bind_into_tmpfs(int tmpfs_fd, const std::string& name, const std::string& source,
                        unsigned long flags, Syscalls& sys) {
     MR_ASSIGN(UniqueFd target, hierarchy_dir(tmpfs_fd, name));
-    MR_TRY(sys.mount(source, fs::fd_path(target.get()), "", MS_BIND | MS_REC, ""));
+    MR_TRY(sys.mount_on(source, target.get(), "", MS_BIND | MS_REC, ""));
     // Looked up again: `target` is still the directory below the bind, the name now leads
     // to the bind's root, which is what the remount must name.
     UniqueFd mounted(::openat(tmpfs_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     if (!mounted) {
         return Error::from_errno(cat("open ", name));
     }
-    return remount_bind(fs::fd_path(mounted.get()), flags, sys);
+    return remount_bind(mounted.get(), flags, sys);
 }
 
 // The tmpfs that holds one directory per hierarchy on a v1 or hybrid host; its fd.
 Result<UniqueFd> mount_holder(int root_fd, const MountStep& step, unsigned long flags,
                               Syscalls& sys) {
     MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
-    MR_TRY(sys.mount("tmpfs", fs::fd_path(target.get()), "tmpfs", flags & ~MS_RDONLY, "mode=755"));
+    MR_TRY(sys.mount_on("tmpfs", target.get(), "tmpfs", flags & ~MS_RDONLY, "mode=755"));
     return fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY);
 }
 
 // Read-only at last, when asked: the directories in it had to be made first.
 Status finish_holder(const UniqueFd& tmpfs, unsigned long flags, Syscalls& sys) {
     if ((flags & MS_RDONLY) != 0) {
-        MR_TRY(sys.mount("", fs::fd_path(tmpfs.get()), "", MS_REMOUNT | flags, "mode=755"));
+        MR_TRY(sys.mount_on("", tmpfs.get(), "", MS_REMOUNT | flags, "mode=755"));
     }
     return {};
 }
@@ -171,7 +171,7 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
             // its cgroup as the root; without one, a fresh mount shows the whole tree, and
             // where even that is refused (a user namespace) we bind our own cgroup.
             MR_ASSIGN(UniqueFd target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
-            auto mounted = sys.mount("cgroup2", fs::fd_path(target.get()), "cgroup2", flags, "");
+            auto mounted = sys.mount_on("cgroup2", target.get(), "cgroup2", flags, "");
             if (mounted || mounted.error().errno_value() != EPERM) {
                 return mounted;
             }
@@ -196,8 +196,8 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
         // container's cgroup as its root, which is the point of the namespace.
         if (plan.has_own(spec::NamespaceType::cgroup)) {
             MR_ASSIGN(UniqueFd sub, hierarchy_dir(tmpfs.get(), name));
-            auto mounted = sys.mount("cgroup", fs::fd_path(sub.get()), info.fs_type, flags,
-                                     info.fs_type == "cgroup" ? controllers_of(info) : "");
+            auto mounted = sys.mount_on("cgroup", sub.get(), info.fs_type, flags,
+                                        info.fs_type == "cgroup" ? controllers_of(info) : "");
             if (mounted) {
                 continue;
             }

@@ -45,7 +45,7 @@ Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, Syscalls&
     unsigned long flags = step.options.flags & ~MS_REMOUNT;
     if (flags != 0) {
         MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
-        MR_TRY(remount_bind(fs::fd_path(mounted.get()), flags, sys));
+        MR_TRY(remount_bind(mounted.get(), flags, sys));
     }
     return {};
 }
@@ -157,8 +157,8 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
             return Error::from_errno("tmpcopyup: open the directory");
         }
     }
-    auto mounted = sys.mount(step.source, fs::fd_path(target.get()), step.fs_type,
-                             step.options.flags, step.options.data);
+    auto mounted = sys.mount_on(step.source, target.get(), step.fs_type, step.options.flags,
+                                step.options.data);
     // devpts refuses a gid= its user namespace does not map (EINVAL): a rootless container
     // maps only its user's own gid, and runc's and our own default configs ask for gid=5
     // (tty). Without the option the ptys get the creating process's gid, as crun and runc
@@ -171,8 +171,7 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
                 data += cat(data.empty() ? "" : ",", option);
             }
         }
-        mounted = sys.mount(step.source, fs::fd_path(target.get()), step.fs_type,
-                            step.options.flags, data);
+        mounted = sys.mount_on(step.source, target.get(), step.fs_type, step.options.flags, data);
     }
     if (!mounted) {
         return mounted.error();
@@ -201,8 +200,7 @@ Status set_propagation(int root_fd, const MountStep& step, const std::vector<uns
             continue;
         }
         MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
-        MR_TRY_WRAP(sys.mount("", fs::fd_path(mounted.get()), "", propagation, ""),
-                    "set propagation");
+        MR_TRY_WRAP(sys.mount_on("", mounted.get(), "", propagation, ""), "set propagation");
     }
     return {};
 }
@@ -307,12 +305,12 @@ Status finish_readonly(int root_fd, const MountStep& step, Syscalls& sys) {
     MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
     unsigned long flags = step.options.flags & ~MS_REMOUNT;
     if ((flags & MS_RDONLY) != 0) {
-        std::string path = fs::fd_path(mounted.get());
         if (step.options.bind) {
-            MR_TRY(remount_bind(path, flags, sys));
+            MR_TRY(remount_bind(mounted.get(), flags, sys));
         } else {
             // A remount of the filesystem itself; without data its options stay as they are.
-            MR_TRY_WRAP(sys.mount("", path, "", MS_REMOUNT | flags, ""), "make it read-only");
+            MR_TRY_WRAP(sys.mount_on("", mounted.get(), "", MS_REMOUNT | flags, ""),
+                        "make it read-only");
         }
     }
     if (step.options.recursive_readonly) {

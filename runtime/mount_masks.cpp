@@ -70,8 +70,7 @@ Status mask_paths(const Plan& plan, Syscalls& sys) {
             if (explain::enabled()) {
                 explain::step(cat("mount(\"tmpfs\" on ", paths[i], ", MS_RDONLY): masked"));
             }
-            MR_TRY_WRAP(sys.mount("tmpfs", fs::fd_path(target.get()), "tmpfs", MS_RDONLY, ""),
-                        where);
+            MR_TRY_WRAP(sys.mount_on("tmpfs", target.get(), "tmpfs", MS_RDONLY, ""), where);
             continue;
         }
         if (!dev_null) {
@@ -84,9 +83,8 @@ Status mask_paths(const Plan& plan, Syscalls& sys) {
         if (explain::enabled()) {
             explain::step(cat("mount(\"/dev/null\" on ", paths[i], ", MS_BIND): masked"));
         }
-        MR_TRY_WRAP(
-            sys.mount(fs::fd_path(dev_null.get()), fs::fd_path(target.get()), "", MS_BIND, ""),
-            where);
+        MR_TRY_WRAP(sys.mount_on(fs::fd_path(dev_null.get()), target.get(), "", MS_BIND, ""),
+                    where);
     }
     return {};
 }
@@ -108,14 +106,14 @@ Status make_paths_readonly(const Plan& plan, Syscalls& sys) {
         }
         // A bind of the path onto itself makes it a mount of its own, which alone can then
         // be made read-only.
-        std::string path = fs::fd_path(target.get());
         if (explain::enabled()) {
             explain::step(cat("mount(", paths[i],
                               " onto itself, MS_BIND|MS_REC, then MS_REMOUNT|MS_RDONLY)"));
         }
-        MR_TRY_WRAP(sys.mount(path, path, "", MS_BIND | MS_REC, ""), where);
+        MR_TRY_WRAP(sys.mount_on(fs::fd_path(target.get()), target.get(), "", MS_BIND | MS_REC, ""),
+                    where);
         MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root.get(), paths[i], O_PATH | O_NOFOLLOW));
-        MR_TRY_WRAP(remount_bind(fs::fd_path(mounted.get()), MS_RDONLY, sys), where);
+        MR_TRY_WRAP(remount_bind(mounted.get(), MS_RDONLY, sys), where);
     }
     return {};
 }

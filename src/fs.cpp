@@ -168,7 +168,14 @@ Result<UniqueFd> mkdir_walk(int root_fd, const std::string& wanted, mode_t mode,
                                   : open_in_root(root_fd, walked, O_PATH | O_DIRECTORY);
         if (!next && next.error().errno_value() == ENOENT) {
             if (::mkdirat(current.get(), name.c_str(), mode) == 0) {
-                next = open_in_root(root_fd, walked, O_PATH | O_DIRECTORY);
+                // Just made below a directory resolved inside the root: one name, opened
+                // without following a symlink, cannot lead out of it. Only if something
+                // replaced it meanwhile is it resolved from the root again.
+                next = UniqueFd(::openat(current.get(), name.c_str(),
+                                         O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (!*next) {
+                    next = open_in_root(root_fd, walked, O_PATH | O_DIRECTORY);
+                }
             } else if (errno != EEXIST) {
                 return Error::from_errno(cat("mkdir ", quoted(walked), " in rootfs"));
             } else {

@@ -1,5 +1,7 @@
 #include "syscalls.hpp"
 
+#include "fs.hpp"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -30,6 +32,16 @@ public:
             return Error::from_errno(fstype.empty() ? "mount" : cat("mount ", fstype));
         }
         return {};
+    }
+    Status mount_on(const std::string& source, int target_fd, const std::string& fstype,
+                    unsigned long flags, const std::string& data) override {
+        if (::fchdir(target_fd) == 0) {
+            return mount(source, ".", fstype, flags, data);
+        }
+        if (errno != ENOTDIR) {
+            return Error::from_errno("mount: enter the mount point");
+        }
+        return mount(source, fs::fd_path(target_fd), fstype, flags, data);
     }
     Status umount2(const std::string& target, int flags) override {
         return check_syscall(::umount2(target.c_str(), flags), cat("umount ", target));
@@ -86,10 +98,10 @@ public:
                                        MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)),
             "move_mount");
     }
-    Result<unsigned long> mount_flags_of(const std::string& path) override {
+    Result<unsigned long> mount_flags_of(int fd) override {
         struct statvfs info {};
-        if (::statvfs(path.c_str(), &info) < 0) {
-            return Error::from_errno(cat("statvfs ", path));
+        if (::fstatvfs(fd, &info) < 0) {
+            return Error::from_errno("statvfs");
         }
         return info.f_flag;
     }

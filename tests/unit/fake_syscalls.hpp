@@ -71,6 +71,11 @@ public:
         mounts.push_back({source, resolve(target), fstype, flags, data});
         return record("mount " + resolve(target));
     }
+    // Recorded as the mount onto the fd's path that it stands for.
+    Status mount_on(const std::string& source, int target_fd, const std::string& fstype,
+                    unsigned long flags, const std::string& data) override {
+        return mount(source, fs::fd_path(target_fd), fstype, flags, data);
+    }
     Status umount2(const std::string& target, int /*flags*/) override {
         return record("umount " + target);
     }
@@ -119,9 +124,7 @@ public:
         mounts.push_back({resolve(fs::fd_path(from_fd)), target, "", 0, ""});
         return {};
     }
-    Result<unsigned long> mount_flags_of(const std::string& /*path*/) override {
-        return statvfs_flags;
-    }
+    Result<unsigned long> mount_flags_of(int /*fd*/) override { return statvfs_flags; }
     Status sethostname(const std::string& name) override { return record("sethostname " + name); }
     Status setdomainname(const std::string& name) override {
         return record("setdomainname " + name);
