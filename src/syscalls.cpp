@@ -38,9 +38,8 @@ public:
         if (::fchdir(target_fd) == 0) {
             return mount(source, ".", fstype, flags, data);
         }
-        if (errno != ENOTDIR) {
-            return Error::from_errno("mount: enter the mount point");
-        }
+        // A file (ENOTDIR), or a directory we may not search (EACCES: its mode, or an owner
+        // the user namespace does not map), which mount(2) does not ask for.
         return mount(source, fs::fd_path(target_fd), fstype, flags, data);
     }
     Status umount2(const std::string& target, int flags) override {

@@ -57,7 +57,8 @@ public:
     // mounts per container); a working directory on the target makes the target ".", a
     // lookup of nothing. A directory target is therefore left as the working directory:
     // the init's recipe sets its own (pivot_root, chroot and the process's cwd go by fd or
-    // absolute path). A file, which cannot be one, is still named by its magic link.
+    // absolute path). A file, or a directory the caller may not search (fchdir needs that,
+    // mount(2) does not), is still named by its magic link.
     // Like that link, "." does not cross a mount stacked on the directory; mount(2) itself
     // then goes to the top of the stack for a new mount, and a remount or a propagation
     // change needs the root of a mount, as with the link.

@@ -396,3 +396,37 @@ TEST_CASE("a relative mount destination is read from the container's /, .. stopp
     CHECK_FALSE(exists_nofollow(bundle.dir() + "/data"));
     check_no_leftovers(bundle);
 }
+
+// ---------------------------------------------------------------------------------------
+// A mount point the container's root may not search
+
+TEST_CASE("a mount point that the user namespace's root may not search is mounted on all the "
+          "same",
+          "[mount-unsearchable]") {
+    // mount(2) does not need search permission on its mount point; fchdir(2), which mini-run
+    // uses to name a directory by fd (Syscalls::mount_on), does. A directory of the host's
+    // root (unmapped in the container's user namespace) with mode 0700 is such a mount point:
+    // the runtime must fall back to naming it otherwise, not fail.
+    TempBundle bundle("unsearchable");
+    const std::string rootfs = bundle.copy_rootfs(std::make_pair(100000U, 100000U));
+    bundle.add_namespace("user");
+    const nlohmann::json mapping = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+    bundle.config["linux"]["uidMappings"] = mapping;
+    bundle.config["linux"]["gidMappings"] = mapping;
+    const std::string locked = rootfs + "/locked";
+    REQUIRE(::mkdir(locked.c_str(), 0700) == 0);
+    REQUIRE(::chown(locked.c_str(), 0, 0) == 0);
+    const std::string source = bundle.id() + "-locked";
+    bundle.config["mounts"].push_back(
+        {{"destination", "/locked"}, {"type", "tmpfs"}, {"source", source}});
+    bundle.set_shell("grep ' /locked ' /proc/self/mountinfo | grep -c ' tmpfs " + source + " '");
+    auto result = bundle.run();
+    INFO(result.describe());
+    REQUIRE(result.exit_code == 0);
+    CHECK(split_lines(result.out) == std::vector<std::string>{"1"});
+    // The mount was the container's: nothing is left on the host's directory.
+    struct stat info {};
+    REQUIRE(::stat(locked.c_str(), &info) == 0);
+    CHECK((info.st_mode & 07777) == 0700);
+    check_no_leftovers(bundle);
+}
