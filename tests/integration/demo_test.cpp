@@ -192,12 +192,9 @@ namespace {
 // The example with every namespace, id maps, time offsets and a seccomp filter, so that
 // every kind of step shows.
 void every_namespace(TempBundle& bundle) {
-    for (const char* type : {"user", "cgroup", "time"}) {
-        bundle.add_namespace(type);
-    }
-    const nlohmann::json mapping = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
-    bundle.config["linux"]["uidMappings"] = mapping;
-    bundle.config["linux"]["gidMappings"] = mapping;
+    bundle.add_user_namespace();
+    bundle.add_namespace("cgroup");
+    bundle.add_namespace("time");
     bundle.config["linux"]["timeOffsets"] = {{"monotonic", {{"secs", 3600}, {"nanosecs", 0}}}};
     bundle.config["linux"]["seccomp"] = {
         {"defaultAction", "SCMP_ACT_ALLOW"},

@@ -779,6 +779,13 @@ void TempBundle::add_namespace(std::string_view type) {
     config["linux"]["namespaces"].push_back({{"type", std::string(type)}});
 }
 
+void TempBundle::add_user_namespace() {
+    add_namespace("user");
+    const nlohmann::json mapping = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+    config["linux"]["uidMappings"] = mapping;
+    config["linux"]["gidMappings"] = mapping;
+}
+
 std::string TempBundle::copy_rootfs(std::optional<std::pair<uint32_t, uint32_t>> owner) {
     std::string copy = dir() + "/rootfs";
     auto copied = it::run({"/bin/cp", "-a", example_rootfs(), copy});

@@ -256,6 +256,9 @@ public:
     // Removes every namespace of these types from linux.namespaces.
     void remove_namespaces(const std::vector<std::string>& types);
     void add_namespace(std::string_view type);
+    // A user namespace whose ids 0..65535 are the host's 100000..165535 (uidMappings and
+    // gidMappings alike); with copy_rootfs({100000, 100000}) its root owns the rootfs.
+    void add_user_namespace();
 
     // Copies the example rootfs into the bundle (cp -a), chowns it to uid:gid when given,
     // and points root.path at the copy.

@@ -23,16 +23,11 @@ using namespace it;
 
 namespace {
 
-const nlohmann::json kContainerMapping = {
-    {{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
-
 // The busybox bundle in a user namespace, container 0 -> host 100000 (65536 ids), with a
 // rootfs its root owns.
 void use_user_namespace(TempBundle& bundle) {
     bundle.copy_rootfs(std::make_pair(100000U, 100000U));
-    bundle.add_namespace("user");
-    bundle.config["linux"]["uidMappings"] = kContainerMapping;
-    bundle.config["linux"]["gidMappings"] = kContainerMapping;
+    bundle.add_user_namespace();
 }
 
 void make_file(const std::string& path, uid_t owner) {

@@ -286,11 +286,7 @@ TEST_CASE("no mount namespace: refused with a user namespace, which could not mo
           "[mount-no-namespace]") {
     HostNamespaceBundle made;
     TempBundle& bundle = made.bundle;
-    bundle.add_namespace("user");
-    bundle.config["linux"]["uidMappings"] = {
-        {{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
-    bundle.config["linux"]["gidMappings"] = {
-        {{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+    bundle.add_user_namespace();
     bundle.set_shell("true");
     auto result = bundle.run();
     INFO(result.describe());
@@ -409,10 +405,7 @@ TEST_CASE("a mount point that the user namespace's root may not search is mounte
     // the runtime must fall back to naming it otherwise, not fail.
     TempBundle bundle("unsearchable");
     const std::string rootfs = bundle.copy_rootfs(std::make_pair(100000U, 100000U));
-    bundle.add_namespace("user");
-    const nlohmann::json mapping = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
-    bundle.config["linux"]["uidMappings"] = mapping;
-    bundle.config["linux"]["gidMappings"] = mapping;
+    bundle.add_user_namespace();
     const std::string locked = rootfs + "/locked";
     REQUIRE(::mkdir(locked.c_str(), 0700) == 0);
     REQUIRE(::chown(locked.c_str(), 0, 0) == 0);

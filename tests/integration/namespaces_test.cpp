@@ -285,10 +285,7 @@ TEST_CASE("network: without a network namespace the container sees the host's in
 TEST_CASE("user: root inside is uid 100000 outside", "[namespaces][user]") {
     TempBundle bundle("user");
     bundle.copy_rootfs(std::make_pair(100000U, 100000U));
-    bundle.add_namespace("user");
-    const nlohmann::json mapping = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
-    bundle.config["linux"]["uidMappings"] = mapping;
-    bundle.config["linux"]["gidMappings"] = mapping;
+    bundle.add_user_namespace();
     bundle.set_shell("id; echo user $(readlink /proc/self/ns/user); echo ready; read line");
 
     Child minirun = bundle.start();
