@@ -66,6 +66,8 @@ struct Host {
 // hierarchy of a v1 or hybrid host, and what a container's "cgroup" mount entry binds
 // (mount_cgroup.cpp uses the same test, so that planned binds and its own look agree).
 bool is_hierarchy_mount(const fs::MountInfo& mount);
+// The cgroup2 mount at /sys/fs/cgroup itself: the one tree of a unified host.
+bool is_unified_root(const fs::MountInfo& mount);
 
 // The layout from mountinfo entries, /proc/self/cgroup text and the text of the v2
 // root's cgroup.controllers (read by the caller: this stays pure for unit tests).

@@ -31,10 +31,7 @@ std::vector<std::string> v1_controllers(std::string_view super_options) {
 }
 
 bool counts(const fs::MountInfo& mount) {
-    if (mount.fs_type == "cgroup2" && mount.mount_point == kCgroupRoot) {
-        return true;
-    }
-    return is_hierarchy_mount(mount);
+    return is_unified_root(mount) || is_hierarchy_mount(mount);
 }
 
 // Our own path in a v1 hierarchy: the /proc/self/cgroup line listing exactly its
@@ -136,6 +133,10 @@ std::vector<const fs::MountInfo*> visible_cgroup_mounts(const std::vector<fs::Mo
 
 } // namespace
 
+bool is_unified_root(const fs::MountInfo& mount) {
+    return mount.fs_type == "cgroup2" && mount.mount_point == kCgroupRoot;
+}
+
 bool is_hierarchy_mount(const fs::MountInfo& mount) {
     std::string_view point = mount.mount_point;
     return (mount.fs_type == "cgroup" || mount.fs_type == "cgroup2") &&
@@ -164,7 +165,7 @@ Host host_from(const std::vector<fs::MountInfo>& mounts, std::string_view proc_s
 
     Host host;
     for (const auto* mount : visible) {
-        if (mount->fs_type == "cgroup2" && mount->mount_point == kCgroupRoot) {
+        if (is_unified_root(*mount)) {
             host.layout = Layout::unified;
             host.hierarchies = {v2_hierarchy(*mount, "")};
             host.own_paths = {{"", own_v2}};

@@ -22,8 +22,6 @@
 namespace minirun::runtime::mount {
 namespace {
 
-constexpr std::string_view kCgroupRoot = "/sys/fs/cgroup";
-
 // Which of our /proc/self/cgroup lines belongs to this hierarchy.
 std::optional<std::string> own_path_in(const fs::MountInfo& hierarchy,
                                        const std::vector<fs::CgroupMembership>& memberships) {
@@ -166,7 +164,7 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
     auto memberships = fs::parse_proc_cgroup(cgroup_text);
 
     for (const auto& info : mounts) {
-        if (info.fs_type == "cgroup2" && info.mount_point == kCgroupRoot) {
+        if (cgroup::is_unified_root(info)) {
             // Unified host. With a cgroup namespace of its own the container's mount shows
             // its cgroup as the root; without one, a fresh mount shows the whole tree, and
             // where even that is refused (a user namespace) we bind our own cgroup.
