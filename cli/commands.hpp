@@ -21,7 +21,7 @@ struct GlobalOptions {
     bool no_cgroups = false; // --cgroup-manager disabled
     std::string rootless = "auto";
     // The command line, for `create` and `run` to re-execute themselves from a protected view of
-    // mini-run when their container cannot use the exec gate (runtime/exec_gate.hpp).
+    // mini-run when their container cannot use the exec gate (runtime/security/exec_gate.hpp).
     char** argv = nullptr;
 };
 

@@ -1,6 +1,6 @@
 // mini-run: an OCI container runtime. `mini-run --help` lists the commands.
 #include "commands.hpp"
-#include "demo.hpp"
+#include "demo/demo.hpp"
 #include "minirun/explain.hpp"
 #include "minirun/log.hpp"
 #include "minirun/rootless.hpp"

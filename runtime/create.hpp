@@ -1,10 +1,10 @@
-// create's result and its variants, shared by `create` (container.cpp) and `start` and
+// create's result and its variants, shared by `create` (create.cpp) and `start` and
 // `run` (start.cpp).
 #pragma once
 
 #include "minirun/runtime.hpp"
-#include "minirun/state.hpp"
 #include "plan.hpp"
+#include "state.hpp"
 #include "sync.hpp"
 #include "syscalls.hpp"
 
@@ -36,7 +36,7 @@ struct CreateMode {
     bool start_through_socket = false;
 };
 
-// The parent's recipe (container.cpp, kCreateRecipe): a created container, or nothing.
+// The parent's recipe (create.cpp, kCreateRecipe): a created container, or nothing.
 Result<Created> create_internal(const CreateOptions& options, const CreateMode& mode,
                                 Syscalls& sys);
 

@@ -1,6 +1,6 @@
 #include "create_resources.hpp"
 
-#include "cgroup_devices.hpp"
+#include "cgroup/cgroup_devices.hpp"
 #include "minirun/log.hpp"
 #include "minirun/rootless.hpp"
 

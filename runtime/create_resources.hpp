@@ -1,12 +1,12 @@
 // What `create` makes that outlives a failure unless undone: the state directory and the
 // cgroups. Each is held by a guard that undoes it unless the create commits
-// (container.cpp, CreateRun), and a failed undo is a warning, never silent.
+// (create.cpp, CreateRun), and a failed undo is a warning, never silent.
 #pragma once
 
-#include "cgroup.hpp"
+#include "cgroup/cgroup.hpp"
 #include "minirun/runtime.hpp"
-#include "minirun/state.hpp"
 #include "plan.hpp"
+#include "state.hpp"
 
 namespace minirun::runtime {
 

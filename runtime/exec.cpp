@@ -7,24 +7,24 @@
 // first (its privileges decide whether the rest may be joined), before it takes the
 // process's identity and execs. Namespaces the container shares with us are skipped:
 // setns() into one's own user namespace is an error, and into the others a no-op.
-#include "cgroup.hpp"
-#include "child.hpp"
-#include "exec_gate.hpp"
+#include "cgroup/cgroup.hpp"
+#include "cgroup/intel_rdt.hpp"
 #include "init.hpp"
-#include "intel_rdt.hpp"
 #include "lifecycle.hpp"
 #include "minirun/log.hpp"
 #include "minirun/rootless.hpp"
 #include "minirun/runtime.hpp"
-#include "namespaces.hpp"
-#include "pid.hpp"
-#include "process.hpp"
-#include "scheduling.hpp"
-#include "security.hpp"
-#include "signals.hpp"
+#include "ns/namespaces.hpp"
+#include "ns/pid.hpp"
+#include "process/child.hpp"
+#include "process/process.hpp"
+#include "process/scheduling.hpp"
+#include "process/signals.hpp"
+#include "process/terminal.hpp"
+#include "security/exec_gate.hpp"
+#include "security/security.hpp"
 #include "sync.hpp"
 #include "syscalls.hpp"
-#include "terminal.hpp"
 
 #include <fcntl.h>
 #include <sched.h>

@@ -5,8 +5,8 @@
 // a second time, so features cannot say more or less than this build does; the unit test
 // [features] parses a config with every entry and checks the reverse as well.
 #include "minirun/runtime.hpp"
-#include "mount_options.hpp"
-#include "seccomp.hpp"
+#include "mount/mount_options.hpp"
+#include "security/seccomp.hpp"
 #include "spec_rules.hpp"
 
 #include <sys/capability.h>

@@ -1,23 +1,23 @@
 // The recipe of a container's processes: every step between clone() and execve(), in order.
 //
 // One table, process_recipe() below, is the order; the init takes the steps marked
-// `init`, a process `exec` starts takes those marked `exec` (recipe.hpp). The order is the
+// `init`, a process `exec` starts takes those marked `exec` (runner.hpp). The order is the
 // point of this file: each step says why it sits where it does, and the step functions
 // above the table are one or two calls each into the file that knows the subject.
 #include "init.hpp"
 
-#include "hooks.hpp"
-#include "limits.hpp"
-#include "memory_policy.hpp"
 #include "minirun/explain.hpp"
 #include "minirun/log.hpp"
-#include "mount.hpp"
-#include "net.hpp"
-#include "scheduling.hpp"
-#include "terminal.hpp"
-#include "time.hpp"
-#include "user.hpp"
-#include "uts.hpp"
+#include "mount/mount.hpp"
+#include "ns/net.hpp"
+#include "ns/time.hpp"
+#include "ns/user.hpp"
+#include "ns/uts.hpp"
+#include "process/hooks.hpp"
+#include "process/limits.hpp"
+#include "process/memory_policy.hpp"
+#include "process/scheduling.hpp"
+#include "process/terminal.hpp"
 
 #include <poll.h>
 #include <sys/prctl.h>

@@ -2,13 +2,13 @@
 // a container's processes, and the one recipe both follow (init.cpp, process_recipe()).
 #pragma once
 
-#include "cgroup.hpp"
-#include "minirun/state.hpp"
-#include "namespaces.hpp"
+#include "cgroup/cgroup.hpp"
+#include "ns/namespaces.hpp"
 #include "plan.hpp"
-#include "process.hpp"
-#include "recipe.hpp"
-#include "security.hpp"
+#include "process/process.hpp"
+#include "runner.hpp"
+#include "security/security.hpp"
+#include "state.hpp"
 #include "sync.hpp"
 #include "syscalls.hpp"
 
@@ -19,7 +19,7 @@
 
 namespace minirun::runtime {
 
-// What the parent prepared for the init before clone() (create, container.cpp).
+// What the parent prepared for the init before clone() (create, create.cpp).
 struct InitContext {
     InitEnd sync; // the init's end
     const std::vector<OpenNamespace>* namespaces = nullptr;

@@ -1,10 +1,10 @@
-// Pieces the lifecycle commands share (container.cpp, manage.cpp, exec.cpp).
+// Pieces the lifecycle commands share (create.cpp, lifecycle.cpp, exec.cpp).
 #pragma once
 
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 #include "minirun/spec.hpp"
-#include "minirun/state.hpp"
+#include "state.hpp"
 
 #include <sys/types.h>
 

@@ -1,9 +1,9 @@
 #include "plan.hpp"
 
-#include "cgroup_ns.hpp"
 #include "fs.hpp"
 #include "minirun/rootless.hpp"
-#include "namespaces.hpp"
+#include "ns/cgroup_ns.hpp"
+#include "ns/namespaces.hpp"
 
 #include <algorithm>
 #include <sched.h>

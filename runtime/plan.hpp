@@ -9,7 +9,7 @@
 
 #include "minirun/error.hpp"
 #include "minirun/spec.hpp"
-#include "mount_options.hpp"
+#include "mount/mount_options.hpp"
 
 #include <optional>
 #include <string>

@@ -1,9 +1,9 @@
 // start and run: releasing a created container, and run's create + start + wait.
 #include "create.hpp"
-#include "hooks.hpp"
 #include "lifecycle.hpp"
-#include "signals.hpp"
-#include "terminal.hpp"
+#include "process/hooks.hpp"
+#include "process/signals.hpp"
+#include "process/terminal.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

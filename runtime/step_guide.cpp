@@ -1,11 +1,11 @@
-// --explain=step: what each step of the two recipes (container.cpp's create recipe,
+// --explain=step: what each step of the two recipes (create.cpp's create recipe,
 // init.cpp's process recipe) is for a learner: the system calls it makes, what it isolates
 // or sets up, and a command to see it from another terminal, before and after the step.
 //
 // One entry per step name, in recipe order; test_recipe.cpp checks that every step of
 // both recipes has one and that no entry names a step that no longer exists. The step's
 // reason ("why") is the recipe's own and is not repeated here.
-#include "recipe.hpp"
+#include "runner.hpp"
 
 #include <array>
 
@@ -13,7 +13,7 @@ namespace minirun::runtime {
 namespace {
 
 constexpr std::array<StepGuide, 74> kGuides = {{
-    // The runtime: `create` (container.cpp). Nothing exists before "make the state directory".
+    // The runtime: `create` (create.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
     {"load the config and plan", "openat and read of config.json; the rest is decisions",

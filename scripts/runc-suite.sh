@@ -155,7 +155,7 @@ echo "runc-suite: runc $VERSION's suite from $SRC"
 # agent then listens, the runtime connects, and the test fails for runc as for mini-run.
 # The setup now waits (up to 5 s) for the agent's socket (the agent writes its pid file
 # before it listens). (A failure of that test in CI was first put down to this race; the
-# one that remained was mini-run's: see clone_the_init in runtime/container.cpp.)
+# one that remained was mini-run's: see clone_the_init in runtime/create.cpp.)
 # Idempotent: the source tree is kept between runs.
 HELPERS=$SRC/tests/integration/helpers.bash
 if ! grep -q 'mini-run runc-suite.sh: wait for the agent' "$HELPERS"; then

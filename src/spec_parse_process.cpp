@@ -43,7 +43,7 @@ Status parse_capabilities(const Node& node, Capabilities& caps) {
     MR_TRY(expect_object(node));
     // Names are only type-checked here: runtime-spec 1.1 and later make a capability that
     // cannot be granted (unknown to libcap or to the kernel) a warning, not an error, and
-    // runtime/capabilities.cpp warns and skips it when the container is made.
+    // runtime/security/capabilities.cpp warns and skips it when the container is made.
     MR_TRY(field(node, "bounding", caps.bounding));
     MR_TRY(field(node, "effective", caps.effective));
     MR_TRY(field(node, "permitted", caps.permitted));

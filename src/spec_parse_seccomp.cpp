@@ -1,5 +1,5 @@
 // config.json's "linux.seccomp": the actions, architectures, flags and syscall rules, by
-// the names libseccomp knows (runtime/seccomp.cpp builds the filter).
+// the names libseccomp knows (runtime/security/seccomp.cpp builds the filter).
 #include "minirun/spec.hpp"
 #include "spec_reader.hpp"
 #include "spec_rules.hpp"

@@ -59,7 +59,7 @@ std::optional<std::string> oci_version_problem(std::string_view version);
 // The rules that relate several parts of the config (namespaces against the fields that need
 // them, seccomp notify against its listener, id mappings against each other).
 // Each rule reports the first problem it finds; validate_cross_references() the first of
-// all. `mini-run check` runs every rule on its own, to report them all (runtime/check.cpp).
+// all. `mini-run check` runs every rule on its own, to report them all (runtime/check/check.cpp).
 Status validate_cross_references(const Spec& spec);
 struct CrossCheck {
     std::string_view name;

@@ -1,7 +1,7 @@
 // Container state on disk (minirun/state.hpp): the state directory, its files and their
 // locking, and the facts read from the live system. The JSON of the files is in
 // state_json.cpp.
-#include "minirun/state.hpp"
+#include "state.hpp"
 
 #include "fs.hpp"
 #include "mountinfo.hpp"

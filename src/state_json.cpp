@@ -1,6 +1,6 @@
 // The JSON of container state: the Record as state.json and recovery.json hold it
 // (state_record.hpp), and the OCI state and `list` entries printed for users.
-#include "minirun/state.hpp"
+#include "state.hpp"
 #include "state_record.hpp"
 
 #include <nlohmann/json.hpp>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "minirun/error.hpp"
-#include "minirun/state.hpp"
+#include "state.hpp"
 
 #include <string>
 #include <string_view>

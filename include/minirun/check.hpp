@@ -3,7 +3,7 @@
 //
 // Errors are what `create` would refuse, all of them at once, each with its JSON path; the
 // parser itself stops at the first one, so check parses again with the offending part
-// removed (runtime/check.cpp). Warnings come from one table of rules, each with the reason
+// removed (runtime/check/check.cpp). Warnings come from one table of rules, each with the reason
 // it matters and the fix (check_rules()). Nothing is created: no state, cgroup or mount.
 #pragma once
 

@@ -48,7 +48,7 @@ std::string format_line(unsigned number, std::string_view who, std::string_view 
 std::string clone_flag_names(unsigned long flags);
 std::string mount_flag_names(unsigned long flags);
 
-// --explain=step: before each step of the recipes (runtime/recipe.hpp) the taker prints a
+// --explain=step: before each step of the recipes (runtime/runner.hpp) the taker prints a
 // card (what the step does, its system calls, what it isolates, a command to look at it
 // from another terminal) and waits for Enter on the controlling terminal, or for
 // --step-delay, or both. The wait puts /dev/tty in raw mode for its duration only, so

@@ -37,7 +37,7 @@ struct CreateOptions {
     bool systemd_cgroup = false; // linux.cgroupsPath is "slice:prefix:name"
     bool no_cgroups = false;     // --cgroup-manager disabled: stay in the caller's cgroups
     // The command line to re-execute from a protected view of mini-run when the container
-    // needs it (CVE-2019-5736, runtime/exec_gate.hpp); nullptr: the caller did already.
+    // needs it (CVE-2019-5736, runtime/security/exec_gate.hpp); nullptr: the caller did already.
     char** reexec_argv = nullptr;
 };
 

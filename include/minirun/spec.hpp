@@ -309,7 +309,7 @@ struct Personality {
 };
 
 // linux.memoryPolicy: the NUMA memory policy of the container's processes, as
-// set_mempolicy(2) takes it (runtime/memory_policy.cpp).
+// set_mempolicy(2) takes it (runtime/process/memory_policy.cpp).
 struct MemoryPolicy {
     std::string mode;               // MPOL_DEFAULT, MPOL_BIND, MPOL_INTERLEAVE, ...
     std::string nodes;              // as written: "0-3,7"; empty for MPOL_DEFAULT, MPOL_LOCAL
@@ -317,7 +317,7 @@ struct MemoryPolicy {
     std::vector<std::string> flags; // MPOL_F_NUMA_BALANCING, MPOL_F_RELATIVE_NODES, ...
 };
 
-// linux.intelRdt: the container's resctrl group (runtime/intel_rdt.cpp).
+// linux.intelRdt: the container's resctrl group (runtime/cgroup/intel_rdt.cpp).
 struct IntelRdt {
     std::string clos_id;               // the group's name; empty: the container's id
     std::string l3_cache_schema;       // "L3:0=ffff0;1=3ff" (may hold several lines)

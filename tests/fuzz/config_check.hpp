@@ -7,7 +7,7 @@
 #include "minirun/check.hpp"
 #include "minirun/spec.hpp"
 #include "plan.hpp"
-#include "seccomp.hpp"
+#include "security/seccomp.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 // state.json, unchanged.
 #include "fuzz.hpp"
 #include "minirun/spec.hpp"
-#include "minirun/state.hpp"
+#include "state.hpp"
 #include "state_record.hpp"
 
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 // mounts[].options and the mount they belong to: the option words (split at ',') become
 // mount(2) flags, propagation and data, and the planner checks the whole entry. The first
 // byte picks the mount's type, so that bind, tmpfs and idmapped mounts are all reached.
-#include "mount_options.hpp"
+#include "mount/mount_options.hpp"
 #include "fuzz.hpp"
 #include "plan.hpp"
 

@@ -1,7 +1,7 @@
 // linux.seccomp: the input is the seccomp object; it goes into a minimal config, through
 // the config's rules, and is compiled to a BPF program with libseccomp as create does
 // before clone(). The program is built, never loaded.
-#include "seccomp.hpp"
+#include "security/seccomp.hpp"
 #include "fuzz.hpp"
 #include "minirun/spec.hpp"
 

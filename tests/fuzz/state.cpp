@@ -1,7 +1,7 @@
 // state.json (and recovery.json, the same format) as a later command reads it: a file any
 // root process, a crash or a full disk may have written. Whatever it accepts must survive
 // the round trip through the writer unchanged, and print as the OCI state JSON.
-#include "minirun/state.hpp"
+#include "state.hpp"
 #include "fuzz.hpp"
 #include "state_record.hpp"
 

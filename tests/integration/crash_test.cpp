@@ -1,6 +1,6 @@
 // Crash consistency (issue 19): a `create` that dies at any point, and one whose --root has no
 // space left, must leave nothing that `delete --force` cannot take away: no state directory,
-// no cgroup, no process (the init included), no mount. What runtime/container.cpp's recipe
+// no cgroup, no process (the init included), no mount. What runtime/create.cpp's recipe
 // records before it makes something ("record the cgroups") is what the delete goes by.
 #include "helpers.hpp"
 

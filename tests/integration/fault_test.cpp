@@ -1,7 +1,7 @@
 // The fault sweep of `create`: each system call mini-run makes while creating a container is
 // made to fail in turn (strace's fault injection, -e inject=NAME:error=EIO:when=N), and
 // whatever the outcome nothing may be left behind: no state directory, no cgroup, no mount,
-// no process. It checks the promise of runtime/container.cpp's CreateRun (what a step made
+// no process. It checks the promise of runtime/create.cpp's CreateRun (what a step made
 // is undone when a later one fails) with the real kernel, call by call.
 #include "helpers.hpp"
 

@@ -1,5 +1,5 @@
-#include "capabilities.hpp"
 #include "capture_stderr.hpp"
+#include "security/capabilities.hpp"
 #include "temp_dir.hpp"
 
 #include "minirun/log.hpp"

@@ -1,4 +1,4 @@
-#include "cgroup.hpp"
+#include "cgroup/cgroup.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>

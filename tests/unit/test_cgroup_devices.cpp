@@ -5,7 +5,7 @@
 // and against a model of the rules' meaning (per access, the last matching rule decides;
 // nothing matching: denied). The [cgroup-devices-root] test attaches programs to a real
 // cgroup2 directory and opens devices from a process inside it.
-#include "cgroup_devices.hpp"
+#include "cgroup/cgroup_devices.hpp"
 
 #include "minirun/fd.hpp"
 

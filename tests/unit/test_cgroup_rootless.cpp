@@ -1,8 +1,8 @@
-// Rootless without a delegated cgroup (runtime/cgroup_rootless.cpp), as runc's cgroups.bats
+// Rootless without a delegated cgroup (runtime/cgroup/cgroup_rootless.cpp), as runc's cgroups.bats
 // and the rest of its suite see it when run rootless: nothing said for a config that asks
 // for no cgroup, a create that fails for a limit or for a linux.cgroupsPath.
 #include "capture_stderr.hpp"
-#include "cgroup.hpp"
+#include "cgroup/cgroup.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
-#include "exec_gate.hpp"
 #include "plan_bundle.hpp"
+#include "security/exec_gate.hpp"
 #include "sync_wire.hpp"
 
 #include <catch2/catch.hpp>

@@ -3,8 +3,8 @@
 // without features (or the reverse) fails here.
 #include "minirun/runtime.hpp"
 #include "minirun/spec.hpp"
-#include "mount_options.hpp"
-#include "seccomp.hpp"
+#include "mount/mount_options.hpp"
+#include "security/seccomp.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

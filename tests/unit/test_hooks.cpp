@@ -1,4 +1,4 @@
-#include "hooks.hpp"
+#include "process/hooks.hpp"
 
 #include "minirun/fd.hpp"
 #include "temp_dir.hpp"

@@ -1,7 +1,7 @@
 // linux.intelRdt: parsing, and the resctrl group against a fake resctrl tree in a temp
 // dir (plain directories and files standing in for the kernel's): the files written, the
 // join of an existing closID group, and what a failed create or a delete removes.
-#include "intel_rdt.hpp"
+#include "cgroup/intel_rdt.hpp"
 #include "temp_dir.hpp"
 
 #include "minirun/spec.hpp"

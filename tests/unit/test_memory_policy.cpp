@@ -3,8 +3,8 @@
 // seam and its place in the recipe.
 #include "fake_syscalls.hpp"
 #include "init.hpp"
-#include "memory_policy.hpp"
 #include "minirun/units.hpp"
+#include "process/memory_policy.hpp"
 #include "spec_rules.hpp"
 #include "temp_dir.hpp"
 

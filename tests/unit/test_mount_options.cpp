@@ -1,4 +1,4 @@
-#include "mount_options.hpp"
+#include "mount/mount_options.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

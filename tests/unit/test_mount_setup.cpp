@@ -1,13 +1,13 @@
 // The mount namespace steps against a recording fake: which mounts, in which order, with
 // which flags, onto which paths of a real (temporary, unprivileged) rootfs.
-#include "cgroup.hpp"
+#include "cgroup/cgroup.hpp"
 #include "fake_syscalls.hpp"
 #include "minirun/rootless.hpp"
-#include "mount.hpp"
+#include "mount/mount.hpp"
+#include "ns/user.hpp"
+#include "ns/uts.hpp"
 #include "plan.hpp"
 #include "temp_dir.hpp"
-#include "user.hpp"
-#include "uts.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 // linux.netDevices: the config rules, and the rtnetlink messages the move sends and reads.
 #include "minirun/spec.hpp"
-#include "net_devices.hpp"
+#include "ns/net_devices.hpp"
 #include "plan_bundle.hpp"
 #include "spec_rules.hpp"
 

@@ -1,7 +1,7 @@
 // Leaving a joined PID namespace is checked: exec and create fail when the runtime cannot
 // return to its own (pid.hpp). Without root: what is tested is the bookkeeping and the
 // error, on descriptors that setns() refuses for anyone.
-#include "pid.hpp"
+#include "ns/pid.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
-#include "process.hpp"
-#include "signals.hpp"
+#include "process/process.hpp"
+#include "process/signals.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>

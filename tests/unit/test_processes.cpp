@@ -6,7 +6,7 @@
 #include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "minirun/spec.hpp"
-#include "minirun/state.hpp"
+#include "state.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>

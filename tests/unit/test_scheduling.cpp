@@ -1,9 +1,9 @@
 // process.scheduler, process.ioPriority and process.execCPUAffinity: parsing (every field,
 // every error with its path), the cpu list format, and where the recipe applies them, against
-// the fake syscalls (runtime/scheduling.cpp, runtime/init.cpp).
+// the fake syscalls (runtime/process/scheduling.cpp, runtime/init.cpp).
 #include "fake_syscalls.hpp"
 #include "init.hpp"
-#include "scheduling.hpp"
+#include "process/scheduling.hpp"
 
 #include "minirun/spec.hpp"
 #include "minirun/units.hpp"

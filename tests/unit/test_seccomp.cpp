@@ -3,8 +3,8 @@
 // Loading a filter needs no root once no_new_privs is set, but it is for good: every test
 // loads its filter in a forked child, which makes its syscalls and reports through its exit
 // status (0: as expected, 1..99: the step that went wrong) or the signal that killed it.
-#include "seccomp.hpp"
-#include "seccomp_bpf.hpp"
+#include "security/seccomp.hpp"
+#include "security/seccomp_bpf.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-#include "minirun/state.hpp"
+#include "state.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>

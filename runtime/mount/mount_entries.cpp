@@ -1,0 +1,323 @@
+// mounts[]: one entry at a time, each onto a destination resolved inside the rootfs.
+#include "fs.hpp"
+#include "minirun/explain.hpp"
+#include "mount/mount.hpp"
+#include "mountinfo.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+namespace minirun::runtime::mount {
+namespace {
+
+// /proc and /sys are where a runtime later writes security settings (sysctl, masks); a
+// symlink there could redirect those writes into the rootfs or elsewhere
+// (CVE-2023-27561 class), so their destinations must be real directories.
+bool needs_real_directory(const MountStep& step) {
+    return step.fs_type == "proc" || step.fs_type == "sysfs";
+}
+
+// `source` is a detached copy of the source (open_bind_sources, mount.cpp), moved into place.
+Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, Syscalls& sys) {
+    struct stat info {};
+    if (!source || ::fstat(source.get(), &info) < 0) {
+        return Error::from_errno(source ? errno : EBADF, cat("source ", quoted(step.source)));
+    }
+    // The mount point must be of the source's kind: a directory for a directory, a file
+    // (any non-directory can be bound onto one) otherwise.
+    auto target = S_ISDIR(info.st_mode) ? fs::mkdir_all_in_root(root_fd, step.destination, 0755)
+                                        : fs::ensure_file_in_root(root_fd, step.destination, 0644);
+    if (!target) {
+        return target.error();
+    }
+    MR_TRY(sys.move_mount(source.get(), target->get()));
+
+    // A bind takes MS_RDONLY and friends only through a remount of the new mount, which a
+    // fresh lookup from the root now reaches.
+    unsigned long flags = step.options.flags & ~MS_REMOUNT;
+    if (flags != 0) {
+        MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+        MR_TRY(remount_bind(mounted.get(), flags, sys));
+    }
+    return {};
+}
+
+Status copy_file_contents(int from_fd, int to_fd) {
+    char buffer[65536];
+    for (;;) {
+        ssize_t n = ::read(from_fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return check_syscall(static_cast<int>(n), "read");
+        }
+        for (ssize_t done = 0; done < n;) {
+            ssize_t written = ::write(to_fd, buffer + done, static_cast<size_t>(n - done));
+            if (written < 0 && errno != EINTR) {
+                return Error::from_errno("write");
+            }
+            done += written > 0 ? written : 0;
+        }
+    }
+}
+
+// Copies the entries of directory `from_dir` into `to_dir`, recursively, keeping each one's
+// kind, mode and owner (what runc and crun do for "tmpcopyup").
+Status copy_tree(int from_dir, int to_dir) {
+    int listing_fd = ::openat(from_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (listing_fd < 0) {
+        return Error::from_errno("open");
+    }
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(::fdopendir(listing_fd), ::closedir);
+    if (!dir) {
+        ::close(listing_fd);
+        return Error::from_errno("fdopendir");
+    }
+    while (const dirent* entry = ::readdir(dir.get())) {
+        const char* name = entry->d_name;
+        if (std::string_view(name) == "." || std::string_view(name) == "..") {
+            continue;
+        }
+        struct stat st {};
+        MR_TRY(check_syscall(::fstatat(from_dir, name, &st, AT_SYMLINK_NOFOLLOW), name));
+        mode_t mode = st.st_mode & 07777;
+        if (S_ISDIR(st.st_mode)) {
+            MR_TRY(check_syscall(::mkdirat(to_dir, name, 0700), name));
+            UniqueFd from(
+                ::openat(from_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            UniqueFd to(::openat(to_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!from || !to) {
+                return Error::from_errno(name);
+            }
+            MR_TRY_WRAP(copy_tree(from.get(), to.get()), name);
+        } else if (S_ISREG(st.st_mode)) {
+            UniqueFd from(::openat(from_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+            UniqueFd to(
+                ::openat(to_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+            if (!from || !to) {
+                return Error::from_errno(name);
+            }
+            MR_TRY_WRAP(copy_file_contents(from.get(), to.get()), name);
+        } else if (S_ISLNK(st.st_mode)) {
+            std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
+            ssize_t length = ::readlinkat(from_dir, name, target.data(), target.size());
+            if (length < 0) {
+                return Error::from_errno(name);
+            }
+            target.resize(static_cast<size_t>(length));
+            MR_TRY(check_syscall(::symlinkat(target.c_str(), to_dir, name), name));
+        } else {
+            MR_TRY(check_syscall(::mknodat(to_dir, name, st.st_mode, st.st_rdev), name));
+        }
+        MR_TRY(check_syscall(::fchownat(to_dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW),
+                             name));
+        // After the chown, which clears set-id bits.
+        if (!S_ISLNK(st.st_mode)) {
+            MR_TRY(check_syscall(::fchmodat(to_dir, name, mode, 0), name));
+        }
+    }
+    return {};
+}
+
+Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
+    UniqueFd target;
+    if (needs_real_directory(step)) {
+        // Checked before anything is created: a symlink there must not make us mkdir its
+        // target inside the rootfs. The words are runc's, which its users look for.
+        auto real =
+            fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+        if (!real && real.error().errno_value() == ENOENT) {
+            MR_TRY(fs::mkdir_all_in_root(root_fd, step.destination, 0755));
+            real = fs::open_in_root(root_fd, step.destination, O_PATH | O_DIRECTORY,
+                                    RESOLVE_NO_SYMLINKS);
+        }
+        if (!real) {
+            return Error(ELOOP, cat(quoted(step.destination),
+                                    " cannot be mounted because it is "
+                                    "not a directory: ",
+                                    step.fs_type, " must be mounted on ordinary directory"));
+        }
+        target = std::move(*real);
+    } else {
+        MR_ASSIGN(target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
+    }
+    UniqueFd covered; // "tmpcopyup": the directory the tmpfs hides, opened before the mount
+    if (step.options.tmpcopyup && step.fs_type == "tmpfs") {
+        covered = UniqueFd(::openat(target.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!covered) {
+            return Error::from_errno("tmpcopyup: open the directory");
+        }
+    }
+    auto mounted = sys.mount_on(step.source, target.get(), step.fs_type, step.options.flags,
+                                step.options.data);
+    // devpts refuses a gid= its user namespace does not map (EINVAL): a rootless container
+    // maps only its user's own gid, and runc's and our own default configs ask for gid=5
+    // (tty). Without the option the ptys get the creating process's gid, as crun and runc
+    // do in that case.
+    if (!mounted && mounted.error().errno_value() == EINVAL && step.fs_type == "devpts" &&
+        step.options.data.find("gid=") != std::string::npos) {
+        std::string data;
+        for (std::string_view option : fs::split(step.options.data, ',')) {
+            if (!option.starts_with("gid=")) {
+                data += cat(data.empty() ? "" : ",", option);
+            }
+        }
+        mounted = sys.mount_on(step.source, target.get(), step.fs_type, step.options.flags, data);
+    }
+    if (!mounted) {
+        return mounted.error();
+    }
+    if (covered) {
+        MR_ASSIGN(UniqueFd mounted,
+                  fs::open_in_root(root_fd, step.destination, O_RDONLY | O_DIRECTORY));
+        MR_TRY_WRAP(copy_tree(covered.get(), mounted.get()), "tmpcopyup");
+    }
+    return {};
+}
+
+// "rro" (runtime-spec 1.1): read-only all the way down, submounts included, which
+// MS_RDONLY alone cannot do; mount_setattr(2) with AT_RECURSIVE can (Linux 5.12).
+Status make_recursively_readonly(int root_fd, const MountStep& step, Syscalls& sys) {
+    MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+    MR_TRY_WRAP(sys.mount_setattr(fs::fd_path(mounted.get()), true, MOUNT_ATTR_RDONLY, 0), "rro");
+    return {};
+}
+
+// Each of `flags` in turn on the mount at the entry's destination (0: nothing to do).
+Status set_propagation(int root_fd, const MountStep& step, const std::vector<unsigned long>& flags,
+                       Syscalls& sys) {
+    for (unsigned long propagation : flags) {
+        if (propagation == 0) {
+            continue;
+        }
+        MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+        MR_TRY_WRAP(sys.mount_on("", mounted.get(), "", propagation, ""), "set propagation");
+    }
+    return {};
+}
+
+} // namespace
+
+Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, UniqueFd source,
+                   bool defer_readonly, Syscalls& sys) {
+    MountStep step = configured;
+    if (defer_readonly) {
+        step.options.flags &= ~static_cast<unsigned long>(MS_RDONLY);
+        step.options.recursive_readonly = false;
+    }
+    if (explain::enabled()) {
+        unsigned long flags = step.options.flags;
+        flags |= step.options.bind ? static_cast<unsigned long>(MS_BIND) : 0UL;
+        flags |= step.options.recursive ? static_cast<unsigned long>(MS_REC) : 0UL;
+        explain::step(
+            cat("mount(", quoted(step.options.bind ? step.source : step.fs_type), " on ",
+                step.destination, ", ", explain::mount_flag_names(flags),
+                step.options.data.empty() ? "" : ", ", step.options.data, ")",
+                defer_readonly ? ", read-only once its submounts exist" : "",
+                step.idmap ? ", idmapped by the parent" : "",
+                step.is_cgroup ? ": cgroup hierarchies (runtime/mount/mount_cgroup.cpp)" : ""));
+    }
+    if (step.is_cgroup) {
+        return mount_cgroup(plan, root_fd, step, sys);
+    }
+    if (step.options.bind) {
+        if (!source) {
+            // Rootless: the parent could not clone it (open_bind_sources); the init can.
+            auto opened = sys.open_tree_clone(step.source, step.options.recursive);
+            if (!opened) {
+                return opened.error().wrap(cat("source ", quoted(step.source)));
+            }
+            source.reset(*opened);
+        }
+        MR_TRY(mount_bind(root_fd, step, std::move(source), sys));
+        MR_TRY(set_propagation(root_fd, step, bind_propagation(plan, step), sys));
+    } else {
+        auto mounted = mount_filesystem(root_fd, step, sys);
+        // sysfs may only be mounted by the owner of the network namespace. Without one of
+        // its own, a container in a user namespace gets the host's /sys bound read-only,
+        // as runc does.
+        if (!mounted && step.fs_type == "sysfs" && mounted.error().errno_value() == EPERM &&
+            plan.creates(spec::NamespaceType::user) &&
+            !plan.has_own(spec::NamespaceType::network)) {
+            MountStep bind = step;
+            bind.source = "/sys";
+            bind.fs_type.clear();
+            bind.options.bind = true;
+            bind.options.recursive = true;
+            bind.options.flags |= MS_RDONLY;
+            MR_ASSIGN(int host_sys, sys.open_tree_clone("/sys", true));
+            MR_TRY(mount_bind(root_fd, bind, UniqueFd(host_sys), sys));
+            MR_TRY(set_propagation(root_fd, bind, bind_propagation(plan, bind), sys));
+            // CVE-2023-25809: the submounts too (plan.cpp, plan_mount says why).
+            MR_TRY(make_recursively_readonly(root_fd, bind, sys));
+        } else if (!mounted) {
+            return mounted.error();
+        }
+    }
+    if (step.options.recursive_readonly) {
+        MR_TRY(make_recursively_readonly(root_fd, step, sys));
+    }
+    if (!step.options.bind) {
+        MR_TRY(set_propagation(root_fd, step, {step.options.propagation}, sys));
+    }
+    return {};
+}
+
+std::vector<unsigned long> bind_propagation(const Plan& plan, const MountStep& step) {
+    // The bind is the parent's open_tree(OPEN_TREE_CLONE) copy, made before the init's "/"
+    // lost its peers: the kernel's clone_mnt() keeps a copy in its source's peer group
+    // (only CL_PRIVATE would not), so until told otherwise the bind is still shared with
+    // the source's mount on the host, both ways.
+    const unsigned long wanted = step.options.propagation;
+    if (wanted == 0) {
+        // No word of its own: the bind gets what "/" got, a slave or private, as a bind
+        // made after that step would have inherited (and as runc's binds do).
+        return {setup_propagation(plan.root_propagation)};
+    }
+    if ((wanted & MS_SHARED) != 0 && !keeps_host_peers(plan)) {
+        // Shared among the container's mounts only: made a slave first, so that mounts
+        // from the host still arrive but the container's own never go back, which is
+        // what runc gives such a bind under an rslave or rprivate "/".
+        return {MS_SLAVE | (wanted & MS_REC), wanted};
+    }
+    return {wanted};
+}
+
+bool keeps_host_peers(const Plan& plan) {
+    // rootfsPropagation "shared"/"rshared" asks for mounts to travel both ways (Docker's
+    // -v src:dst:rshared, Kubernetes' Bidirectional). Never from a user namespace: the
+    // kernel itself turns shared mounts into slaves when it copies them into a mount
+    // namespace of a less privileged user namespace (copy_mnt_ns, CL_SHARED_TO_SLAVE), so
+    // that such a namespace cannot mount onto the host; a moved-in detached copy must not
+    // get around that.
+    return (plan.root_propagation & MS_SHARED) != 0 && !plan.has_own(spec::NamespaceType::user);
+}
+
+Status finish_readonly(int root_fd, const MountStep& step, Syscalls& sys) {
+    MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+    unsigned long flags = step.options.flags & ~MS_REMOUNT;
+    if ((flags & MS_RDONLY) != 0) {
+        if (step.options.bind) {
+            MR_TRY(remount_bind(mounted.get(), flags, sys));
+        } else {
+            // A remount of the filesystem itself; without data its options stay as they are.
+            MR_TRY_WRAP(sys.mount_on("", mounted.get(), "", MS_REMOUNT | flags, ""),
+                        "make it read-only");
+        }
+    }
+    if (step.options.recursive_readonly) {
+        MR_TRY(make_recursively_readonly(root_fd, step, sys));
+    }
+    return {};
+}
+
+} // namespace minirun::runtime::mount

@@ -1,0 +1,149 @@
+// Idmapped bind mounts (runtime-spec 1.2: mounts[].uidMappings/gidMappings, "idmap",
+// "ridmap"): the files of the source appear with their owners translated through a user
+// namespace's mappings, without a chown on disk.
+//
+// mount_setattr(2) MOUNT_ATTR_IDMAP wants CAP_SYS_ADMIN in the user namespace the source's
+// filesystem was mounted in, the host's for the host's ext4 or tmpfs: the container's init,
+// root only in its own user namespace, could not do it. So the parent, still the host's
+// root, idmaps the detached copies open_bind_sources() made, before clone(); the init then
+// moves them into place like any other bind (mount_entries.cpp). The user namespace a mount
+// maps through is one made for the purpose with the mappings it needs (a short-lived
+// child's, see make_user_namespace), or the joined one the config names. Once set, the
+// mapping belongs to the mount: the namespace's fd, and its child, are gone before clone().
+#include "fs.hpp"
+#include "minirun/explain.hpp"
+#include "mount/mount.hpp"
+#include "process/child.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+
+namespace minirun::runtime::mount {
+namespace {
+
+// A copy of mini-run in a user namespace of its own, which lives as long as the child
+// does, or as long as an fd opened on its /proc/<pid>/ns/user. It waits to be killed.
+Status clone_namespace_holder(ScopedChild& holder) {
+    // Without a new stack: like fork(), 0 in the child (not clone_with(), which explains
+    // itself as the init).
+    const pid_t parent = ::getpid();
+    long pid = ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, 0);
+    if (pid < 0) {
+        return Error::from_errno("clone(CLONE_NEWUSER) for an idmapped mount");
+    }
+    if (pid == 0) {
+        // Only async-signal-safe calls here; it dies with us should we die first.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(0);
+        }
+        for (;;) {
+            ::pause();
+        }
+    }
+    holder.reset(static_cast<pid_t>(pid));
+    return {};
+}
+
+// A user namespace with these maps (uid_map(5) text), as an fd: a child is cloned into a
+// new one, its maps are written from here (the host's root needs no setgroups "deny"),
+// its /proc/<pid>/ns/user is opened, and the child is killed again.
+Result<UniqueFd> make_user_namespace(const MountIdMap& idmap) {
+    ScopedChild holder; // killed and reaped on the way out
+    MR_TRY(clone_namespace_holder(holder));
+    std::string proc = cat("/proc/", holder.get(), "/");
+    MR_TRY_WRAP(fs::write_file(proc + "uid_map", idmap.uid_map), "uidMappings");
+    MR_TRY_WRAP(fs::write_file(proc + "gid_map", idmap.gid_map), "gidMappings");
+    UniqueFd ns(::open((proc + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!ns) {
+        return Error::from_errno(cat("open ", proc, "ns/user"));
+    }
+    return ns;
+}
+
+std::string describe_namespace(const MountIdMap& idmap) {
+    if (!idmap.userns_path.empty()) {
+        return cat("the joined user namespace ", quoted(idmap.userns_path));
+    }
+    auto one_line = [](std::string text) {
+        while (!text.empty() && text.back() == '\n') {
+            text.pop_back();
+        }
+        for (char& c : text) {
+            c = c == '\n' ? ',' : c;
+        }
+        return text;
+    };
+    return cat("a user namespace with uid_map ", quoted(one_line(idmap.uid_map)), " and gid_map ",
+               quoted(one_line(idmap.gid_map)));
+}
+
+bool same_namespace(const MountIdMap& a, const MountIdMap& b) {
+    return a.userns_path == b.userns_path && a.uid_map == b.uid_map && a.gid_map == b.gid_map;
+}
+
+} // namespace
+
+Status idmap_bind_sources(const Plan& plan, std::vector<UniqueFd>& sources, Syscalls& sys) {
+    // Mounts with the same mappings share one user namespace.
+    std::vector<std::pair<const MountIdMap*, UniqueFd>> namespaces;
+    for (size_t i = 0; i < plan.mounts.size(); ++i) {
+        const MountStep& step = plan.mounts[i];
+        if (!step.idmap) {
+            continue;
+        }
+        const MountIdMap& idmap = *step.idmap;
+        std::string context = cat("mounts[", i, "] on ", step.destination);
+        int userns = -1;
+        for (const auto& [known, fd] : namespaces) {
+            if (same_namespace(*known, idmap)) {
+                userns = fd.get();
+            }
+        }
+        if (userns < 0) {
+            UniqueFd made;
+            if (!idmap.userns_path.empty()) {
+                made.reset(::open(idmap.userns_path.c_str(), O_RDONLY | O_CLOEXEC));
+                if (!made) {
+                    return Error::from_errno(
+                        cat(context, ": open the user namespace ", quoted(idmap.userns_path)));
+                }
+            } else {
+                auto created = make_user_namespace(idmap);
+                if (!created) {
+                    return created.error().wrap(context);
+                }
+                made = std::move(*created);
+            }
+            userns = made.get();
+            namespaces.emplace_back(&idmap, std::move(made));
+        }
+        if (explain::enabled()) {
+            explain::step(cat("mount_setattr(open_tree(", quoted(step.source), "), ",
+                              idmap.recursive ? "AT_RECURSIVE, " : "", "MOUNT_ATTR_IDMAP, ",
+                              describe_namespace(idmap),
+                              "): the bind shows its files' owners mapped, by the host's root "
+                              "before clone(), as only the filesystem's owner may"));
+        }
+        auto mapped = sys.mount_setattr_idmap(sources.at(i).get(), idmap.recursive, userns);
+        if (!mapped) {
+            // EINVAL: a filesystem without idmapped mount support (proc, sysfs, ...: no
+            // FS_ALLOW_IDMAP), or an rbind whose tree holds one.
+            return Error::from_errno(mapped.error().errno_value(),
+                                     cat(context, ": cannot idmap ", quoted(step.source),
+                                         mapped.error().errno_value() == EINVAL
+                                             ? " (its filesystem does not support idmapped "
+                                               "mounts)"
+                                             : ""));
+        }
+    }
+    return {};
+}
+
+} // namespace minirun::runtime::mount

@@ -1,0 +1,166 @@
+#include "security/security.hpp"
+
+#include "fs.hpp"
+#include "minirun/explain.hpp"
+#include "ns/user.hpp"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/prctl.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+namespace minirun::runtime::security {
+namespace {
+
+bool apparmor_enabled() {
+    auto enabled = fs::read_file("/sys/module/apparmor/parameters/enabled");
+    return enabled && enabled->starts_with("Y");
+}
+
+bool selinux_enabled() {
+    struct statfs info {};
+    return ::statfs("/sys/fs/selinux", &info) == 0 && info.f_type == SELINUX_MAGIC;
+}
+
+// /proc/self/attr/... of a real procfs: the label applies at the next execve.
+Status write_exec_attribute(const char* path, std::string_view value, std::string_view what) {
+    UniqueFd fd(::open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+    struct statfs info {};
+    if (!fd || ::fstatfs(fd.get(), &info) < 0 || info.f_type != PROC_SUPER_MAGIC) {
+        return Error::from_errno(cat(what, ": open ", path));
+    }
+    if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
+        return Error::from_errno(cat(what, ": write ", path));
+    }
+    return {};
+}
+
+Status apply_lsm_labels(const ProcessSecurity& security) {
+    if (!security.apparmor_profile.empty()) {
+        std::string request = "exec " + security.apparmor_profile;
+        auto written = write_exec_attribute("/proc/self/attr/apparmor/exec", request,
+                                            "process.apparmorProfile");
+        if (!written) {
+            // Kernels before 5.8 have only the shared attribute file.
+            MR_TRY(
+                write_exec_attribute("/proc/self/attr/exec", request, "process.apparmorProfile"));
+        }
+    }
+    if (!security.selinux_label.empty()) {
+        MR_TRY(write_exec_attribute("/proc/self/attr/exec", security.selinux_label,
+                                    "process.selinuxLabel"));
+    }
+    return {};
+}
+
+// `then`: the --explain line of the step after the filter (the exec), printed before the
+// filter goes on, since after it nothing but the exec is ours to call.
+Status load_seccomp(const ProcessSecurity& security, const ListenerState& listener, Syscalls& sys,
+                    std::string_view then = {}) {
+    if (security.seccomp.empty()) {
+        if (!then.empty()) {
+            explain::step(then);
+        }
+        return {};
+    }
+    if (explain::enabled()) {
+        size_t rules = security.seccomp.rule_count();
+        explain::step(cat("seccomp(SECCOMP_SET_MODE_FILTER): load the filter, ", rules,
+                          rules == 1 ? " rule" : " rules"));
+        if (!then.empty()) {
+            explain::step(then);
+        }
+    }
+    MR_ASSIGN(UniqueFd notify, security.seccomp.load(sys));
+    if (notify && listener.socket >= 0) {
+        MR_TRY_WRAP(seccomp::send_to_listener(listener.socket, notify.get(), listener.oci_version,
+                                              listener.pid, security.seccomp_metadata,
+                                              listener.state_json),
+                    "linux.seccomp.listenerPath");
+    }
+    return {};
+}
+
+} // namespace
+
+Result<ProcessSecurity> prepare(const spec::Process& process, const spec::Linux& linux) {
+    ProcessSecurity security;
+    security.last_cap = caps::kernel_last_cap();
+    MR_ASSIGN(
+        security.capabilities,
+        caps::resolve(process.capabilities.value_or(spec::Capabilities{}), security.last_cap));
+    if (linux.seccomp) {
+        MR_ASSIGN(security.seccomp, seccomp::Filter::build(*linux.seccomp));
+        security.seccomp_listener = linux.seccomp->listener_path;
+        security.seccomp_metadata = linux.seccomp->listener_metadata;
+    }
+    security.no_new_privileges = process.no_new_privileges;
+    // runtime.md (create): a property that cannot be applied is an error. Running the
+    // process unconfined because the host lacks the LSM is the worse failure; engines ask
+    // for a profile only where the host has the LSM (Docker, podman check first).
+    if (!process.apparmor_profile.empty()) {
+        if (!apparmor_enabled()) {
+            return Error(ENOTSUP, cat("process.apparmorProfile: cannot apply ",
+                                      quoted(process.apparmor_profile),
+                                      ": AppArmor is not enabled on this host"));
+        }
+        security.apparmor_profile = process.apparmor_profile;
+    }
+    if (!process.selinux_label.empty()) {
+        if (!selinux_enabled()) {
+            return Error(ENOTSUP,
+                         cat("process.selinuxLabel: cannot apply ", quoted(process.selinux_label),
+                             ": SELinux is not enabled on this host"));
+        }
+        security.selinux_label = process.selinux_label;
+    }
+    if (!linux.mount_label.empty()) {
+        return Error(ENOTSUP,
+                     cat("linux.mountLabel: cannot apply ", quoted(linux.mount_label), ": ",
+                         selinux_enabled() ? "mini-run does not set SELinux mount labels"
+                                           : "SELinux is not enabled on this host"));
+    }
+    return security;
+}
+
+Result<UniqueFd> connect_seccomp_listener(const ProcessSecurity& security) {
+    if (!security.seccomp.uses_notify() || security.seccomp_listener.empty()) {
+        return UniqueFd();
+    }
+    return seccomp::connect_listener(security.seccomp_listener);
+}
+
+Status drop_privileges(const ProcessSecurity& security, const spec::User& user, Syscalls& sys,
+                       const ListenerState& listener) {
+    // LSM labels take effect at execve; writing them needs the privileges we still have.
+    MR_TRY(apply_lsm_labels(security));
+    // Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: last chance is now.
+    if (!security.no_new_privileges) {
+        MR_TRY(load_seccomp(security, listener, sys));
+    }
+    // Dropping from the bounding set needs CAP_SETPCAP, which the uid switch may take.
+    MR_TRY(caps::drop_bounding(security.capabilities, security.last_cap, sys));
+    // Without keep-caps, setresuid() to a non-root uid clears the permitted set.
+    MR_TRY(caps::keep_across_uid_switch(sys));
+    MR_TRY(user::apply_process_identity(user, sys));
+    MR_TRY(caps::apply(security.capabilities, sys));
+    if (security.no_new_privileges) {
+        explain::step("prctl(PR_SET_NO_NEW_PRIVS, 1): no exec can gain privileges");
+        MR_TRY(checked(sys.prctl(PR_SET_NO_NEW_PRIVS, 1), "process.noNewPrivileges"));
+    }
+    return {};
+}
+
+Status before_exec(const ProcessSecurity& security, const ListenerState& listener, Syscalls& sys,
+                   std::string_view then) {
+    if (security.no_new_privileges) {
+        return load_seccomp(security, listener, sys, then);
+    }
+    if (!then.empty()) {
+        explain::step(then);
+    }
+    return {};
+}
+
+} // namespace minirun::runtime::security
