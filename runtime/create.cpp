@@ -1,11 +1,10 @@
-// create, start and run: the parent's side of a container's birth, in one place. Each
-// step names the file that owns it.
+// create: the runtime's side of a container's birth, as one recipe (kCreateRecipe). Each
+// step names the file that owns it; what it shares with exec is in spawn.hpp.
 #include "create.hpp"
 #include "cgroup/cgroup.hpp"
 #include "cgroup/cgroup_devices.hpp"
 #include "cgroup/intel_rdt.hpp"
 #include "create_resources.hpp"
-#include "init.hpp"
 #include "lifecycle.hpp"
 #include "minirun/explain.hpp"
 #include "minirun/log.hpp"
@@ -21,7 +20,9 @@
 #include "process/hooks.hpp"
 #include "process/signals.hpp"
 #include "process/terminal.hpp"
+#include "recipe.hpp"
 #include "security/exec_gate.hpp"
+#include "spawn.hpp"
 #include "state.hpp"
 #include "sync.hpp"
 #include "syscalls.hpp"
@@ -57,59 +58,6 @@ using runtime::make_cgroup;
 using runtime::PendingCgroup;
 using runtime::PendingState;
 
-// Clones the init with the plan's namespace flags, straight into its cgroup2 directory
-// where there is one; the child runs init.cpp and never returns here.
-Result<pid_t> clone_init(const Plan& plan, runtime::InitContext& context, ParentEnd& parent_end,
-                         int cgroup_fd, bool& born_in_cgroup, Syscalls& sys) {
-    MR_ASSIGN(pid_t pid, runtime::clone_with(plan.clone_flags, cgroup_fd, &born_in_cgroup));
-    if (pid == 0) {
-        context.born_in_v2_cgroup = born_in_cgroup;
-        // Our copy of the parent's end must go, or the init would never see EOF from a
-        // parent that died.
-        parent_end.close();
-        runtime::run_init(plan, context, sys);
-    }
-    return pid;
-}
-
-// After a failed send, the init has usually died with an error frame waiting for us:
-// that message says what went wrong, the broken pipe does not. An init that is alive and
-// waiting for us (the failure was ours) sends nothing: a short wait, never a hang.
-Error init_error_or(ParentEnd& sync, const Error& fallback) {
-    struct pollfd ready = {sync.fd(), POLLIN, 0};
-    constexpr int kWaitMs = 200;
-    if (::poll(&ready, 1, kWaitMs) <= 0) {
-        return fallback;
-    }
-    auto event = sync.receive();
-    if (event && !event->eof && event->message == ToParent::kError) {
-        return event->error;
-    }
-    return fallback;
-}
-
-// CVE-2019-5736: the exec gate where this container allows it (exec_gate.hpp), the
-// protected re-exec of mini-run otherwise (sealed_exe.hpp), which starts this process over.
-// Returns the gate's fd, or an invalid fd when the init is to exec the process itself.
-Result<UniqueFd> protect_runtime_binary(const Plan& plan, const CreateOptions& options,
-                                        const CreateMode& mode) {
-    runtime::exec_gate::Protection protection;
-    protection.ruled_out = runtime::exec_gate::unusable_because(plan);
-    protection.gate_text = "exec gate: the init will exec the process through a sealed 2 KB "
-                           "program, which also waits for start: mini-run never runs in the "
-                           "container";
-    protection.say = [](std::string_view text) {
-        if (explain::enabled()) {
-            explain::step(text);
-        }
-    };
-    protection.reexec_argv = options.reexec_argv;
-    // The new start blocks the signals again itself, and would take this mask for the
-    // container's process.
-    protection.reexec_mask = &mode.exec_mask;
-    return runtime::exec_gate::protect_runtime_binary(protection);
-}
-
 // With the exec gate the init execs it right after kCreated; its end of the socket is
 // close-on-exec then, so end of stream here says pid 1 is the sealed gate. Only after that
 // may the lock go, and with it the container to `exec` (a process put there with
@@ -124,39 +72,10 @@ Status wait_until_gate_entered(ParentEnd& sync) {
                : Error(EPROTO, "unexpected message from the container's init");
 }
 
-Status check_terminal_options(const Plan& plan, const CreateOptions& options,
-                              const CreateMode& mode) {
-    bool terminal = plan.spec.process->terminal;
-    if (terminal && options.console_socket.empty() && !mode.relay_terminal) {
-        return Error(EINVAL, "process.terminal is set: a detached container needs "
-                             "--console-socket to hand the terminal to");
-    }
-    if (!terminal && !options.console_socket.empty()) {
-        return Error(EINVAL, "--console-socket given, but process.terminal is not set");
-    }
-    return {};
-}
-
-// Socket activation (sd_listen_fds): a caller that hands us LISTEN_FDS sockets at fd 3
-// onwards means them for the container's process, which then is pid 1 of its namespace.
-void pass_socket_activation(Plan& plan) {
-    const char* listen_fds = std::getenv("LISTEN_FDS");
-    int count = 0;
-    if (listen_fds == nullptr ||
-        std::from_chars(listen_fds, listen_fds + std::strlen(listen_fds), count).ec !=
-            std::errc() ||
-        count <= 0) {
-        return;
-    }
-    plan.preserve_fds += count;
-    plan.spec.process->env.push_back(cat("LISTEN_FDS=", count));
-    plan.spec.process->env.emplace_back("LISTEN_PID=1");
-}
-
 // Runs the hooks the init asks for, then lets it go on.
 Status run_runtime_hooks(const Created& created, ParentEnd& sync) {
     std::string state = state::oci_state_json(created.record, state::Status::creating);
-    const spec::Hooks& hooks = created.plan.spec.hooks;
+    const spec::Hooks& hooks = created.spec.hooks;
     MR_TRY(runtime::hooks::run_hooks("prestart", hooks.prestart, state));
     MR_TRY(runtime::hooks::run_hooks("createRuntime", hooks.create_runtime, state));
     return sync.send(ToInit::kHooksDone);
@@ -178,6 +97,7 @@ struct CreateRun {
     std::vector<runtime::OpenNamespace> namespaces;
     runtime::security::ProcessSecurity security;
     std::vector<UniqueFd> bind_sources;
+    std::vector<runtime::CgroupBind> cgroup_binds;
     std::optional<PendingState> pending_state;
     UniqueFd fifo;
     runtime::cgroup::Cgroup cgroup;
@@ -186,7 +106,8 @@ struct CreateRun {
     runtime::cgroup::SelfJoin cgroup_join;
     std::optional<runtime::intel_rdt::PendingGroup> rdt_group;
     std::optional<runtime::mount::HostMounts> host_mounts;
-    runtime::InitContext context;
+    runtime::InitPlan init_plan; // decided before the clone (plan_the_init)
+    runtime::InitEnd init_end;
     runtime::ScopedChild init;
     // After the init: destroyed first, the devices go back while their namespace lives.
     std::optional<runtime::net::MovedNetDevices> net_devices;
@@ -199,26 +120,40 @@ Status check_id(Run& r) {
     return validate_container_id(r.options.id);
 }
 
+// Socket activation (sd_listen_fds): a caller that hands us LISTEN_FDS sockets at fd 3
+// onwards means them for the container's process, which then is pid 1 of its namespace.
+int listen_fds() {
+    const char* text = std::getenv("LISTEN_FDS");
+    int count = 0;
+    if (text == nullptr ||
+        std::from_chars(text, text + std::strlen(text), count).ec != std::errc() || count < 0) {
+        return 0;
+    }
+    return count;
+}
+
 Status load_config(Run& r) {
-    MR_ASSIGN(spec::Spec spec, spec::load_spec(r.options.bundle, &r.config_text, // spec_parse.cpp
-                                               r.options.config));
-    MR_ASSIGN(r.created.plan,
-              runtime::make_plan(std::move(spec), // plan.cpp
-                                 {r.options.id, r.options.bundle, r.options.preserve_fds}));
+    MR_ASSIGN(r.created.spec, spec::load_spec(r.options.bundle, &r.config_text, // spec_parse.cpp
+                                              r.options.config));
+    MR_ASSIGN(r.created.plan, runtime::make_plan(r.created.spec, // plan.cpp
+                                                 {r.options.id, r.options.bundle,
+                                                  r.options.preserve_fds, listen_fds()}));
     return {};
 }
 
 Status check_terminal(Run& r) {
-    return check_terminal_options(r.created.plan, r.options, r.mode);
+    return runtime::check_terminal_options(r.created.plan.process.terminal, // spawn.cpp
+                                           r.options.console_socket, r.mode.relay_terminal,
+                                           "process.terminal");
 }
 
 Status protect_binary(Run& r) {
-    MR_ASSIGN(r.exec_gate, protect_runtime_binary(r.created.plan, r.options, r.mode));
-    return {};
-}
-
-Status socket_activation(Run& r) {
-    pass_socket_activation(r.created.plan);
+    MR_ASSIGN(r.exec_gate,
+              runtime::protect_runtime_binary(
+                  runtime::exec_gate::unusable_because(r.created.spec),
+                  "exec gate: the init will exec the process through a sealed 2 KB program, "
+                  "which also waits for start: mini-run never runs in the container",
+                  r.options.reexec_argv, &r.mode.exec_mask));
     return {};
 }
 
@@ -233,17 +168,16 @@ Status open_namespaces(Run& r) {
 }
 
 Status mark_joined_pid_namespace(Run& r) {
-    return runtime::exec_gate::mark_joined_pid_namespace(r.created.plan, r.options.root);
+    return runtime::exec_gate::mark_joined_pid_namespace(r.created.spec, r.options.root);
 }
 
 Status prepare_security(Run& r) {
-    const Plan& plan = r.created.plan;
-    MR_ASSIGN(r.security, runtime::security::prepare(*plan.spec.process, plan.spec.linux));
+    MR_ASSIGN(r.security, runtime::security::prepare(r.created.plan.process, r.created.spec.linux));
     return {};
 }
 
 Status check_id_maps(Run& r) {
-    return runtime::user::check_id_maps(r.created.plan);
+    return runtime::user::check_id_maps(r.created.plan, r.created.spec.linux);
 }
 
 Status open_bind_sources(Run& r) {
@@ -282,18 +216,18 @@ Status make_state_dir(Run& r) {
     }
     state::Record& record = created.record;
     const Plan& plan = created.plan;
-    record.oci_version = plan.spec.oci_version;
+    record.oci_version = created.spec.oci_version;
     record.id = r.options.id;
     record.bundle = plan.bundle;
     record.rootfs = plan.rootfs;
     record.created = log::rfc3339_now();
     record.owner = state::owner_name(::geteuid());
-    record.annotations = plan.spec.annotations;
+    record.annotations = created.spec.annotations;
     return {};
 }
 
 Status record_cgroups(Run& r) {
-    MR_ASSIGN(r.cgroup, make_cgroup(r.created.plan, r.options, &r.cgroup_host));
+    MR_ASSIGN(r.cgroup, make_cgroup(r.created.spec.linux, r.options, &r.cgroup_host));
     r.created.record.cgroup_paths = r.cgroup.paths();
     if (r.cgroup.empty()) {
         return r.created.dir.save(r.created.record);
@@ -310,8 +244,7 @@ Status make_cgroups(Run& r) {
     }
     r.pending_cgroup.emplace(r.cgroup);
     // The init binds these for the "cgroup" mount entry without looking them up again.
-    r.created.plan.cgroup_binds =
-        runtime::mount::planned_cgroup_binds(r.created.plan, r.cgroup_host, r.cgroup);
+    r.cgroup_binds = runtime::mount::planned_cgroup_binds(r.created.plan, r.cgroup_host, r.cgroup);
     if (*made > 0) {
         // runc's warning, word for word: tools and people look for it.
         log::warning(cat("container's cgroup is not empty: ", *made, " process(es) found"));
@@ -324,13 +257,13 @@ Status make_cgroups(Run& r) {
 }
 
 Status set_cgroup_limits(Run& r) {
-    MR_TRY(limit_cgroup(r.created.plan, r.cgroup));
+    MR_TRY(limit_cgroup(r.created.spec.linux, r.cgroup));
     MR_ASSIGN(r.cgroup_join, r.cgroup.open_self_join());
     return {};
 }
 
 Status make_rdt_group(Run& r) {
-    const auto& rdt = r.created.plan.spec.linux.intel_rdt;
+    const auto& rdt = r.created.spec.linux.intel_rdt;
     if (!rdt) {
         return {};
     }
@@ -360,42 +293,66 @@ Status record_host_mounts(Run& r) {
     return {};
 }
 
-Status clone_the_init(Run& r) {
+// Without cgroups of its own, only its pid leads to the init: it is saved to recovery.json
+// right after the clone, and until then the init must not become independent of us (clear
+// its parent death signal, report created). So it waits for kParentReady, sent after the
+// save: a create killed before that takes the init along (the sync socket's end of
+// stream), one killed later leaves it to delete --force.
+bool only_pid_finds_init(const Run& r) {
+    return r.cgroup.empty() || r.created.record.cgroup_shared;
+}
+
+// Everything the init gets, in one place, before the clone: the plan is final from here.
+Status plan_the_init(Run& r) {
     MR_ASSIGN(auto sockets, runtime::create_sync_pair()); // sync.cpp
     r.created.sync = std::move(sockets.first);
-    runtime::InitContext& context = r.context;
-    context.sync = std::move(sockets.second);
-    context.namespaces = &r.namespaces;
-    context.exec_signal_mask = r.mode.exec_mask;
-    context.exec_fifo = r.fifo.get();
-    context.record = r.created.record;
-    context.parent_waits_for_exec = r.mode.parent_waits_for_exec;
-    context.security = &r.security;
-    context.cgroup_join = &r.cgroup_join;
-    context.exec_gate = r.exec_gate.get();
-    context.bind_sources = &r.bind_sources;
-    // Without cgroups of its own, only its pid leads to the init: it is saved to
-    // recovery.json right after the clone, and until then the init must not become
-    // independent of us (clear its parent death signal, report created). So it waits for
-    // kParentReady, sent after the save: a create killed before that takes the init along
-    // (the sync socket's end of stream), one killed later leaves it to delete --force.
-    const bool only_pid_finds_init = r.cgroup.empty() || r.created.record.cgroup_shared;
-    if (only_pid_finds_init) {
-        r.created.plan.wait_for_parent = true;
+    r.init_end = std::move(sockets.second);
+    runtime::InitPlan& init = r.init_plan;
+    init.container = &r.created.plan;
+    init.exec_fifo = r.fifo.get();
+    init.record = r.created.record;
+    init.wait_for_parent = r.created.plan.wait_for_parent || only_pid_finds_init(r);
+    init.parent_waits_for_exec = r.mode.parent_waits_for_exec;
+    init.bind_sources = &r.bind_sources;
+    init.cgroup_binds = std::move(r.cgroup_binds);
+    runtime::ProcessPlan& process = init.process;
+    process.process = r.created.plan.process;
+    process.preserve_fds = r.created.plan.preserve_fds;
+    process.security = std::move(r.security);
+    process.joins = runtime::entries_of(r.namespaces);
+    process.cgroup_join = &r.cgroup_join;
+    process.signal_mask = r.mode.exec_mask;
+    process.memory_policy = r.created.plan.memory_policy;
+    process.exec_gate = r.exec_gate.get();
+    process.oci_version = r.created.plan.oci_version;
+    process.keep_fds = {r.init_end.fd(), r.fifo.get(), log::file_descriptor(), r.exec_gate.get(),
+                        explain::stepping_fd()};
+    for (const runtime::NamespaceEntry& join : process.joins) {
+        process.keep_fds.push_back(join.fd);
     }
-    bool born_in_cgroup = false;
+    for (const UniqueFd& source : r.bind_sources) {
+        process.keep_fds.push_back(source.get());
+    }
+    return {};
+}
+
+Status clone_the_init(Run& r) {
     {
         auto v2_dir = r.cgroup.open_v2_dir();
         MR_ASSIGN(auto in_pid_namespace,
                   runtime::pid::JoinedForChildren::enter(r.created.plan)); // pid.cpp
         log::debug("nsexec container setup: clone3 into the container's new namespaces");
-        MR_ASSIGN(pid_t pid, clone_init(r.created.plan, context, r.created.sync,
-                                        v2_dir ? v2_dir->get() : -1, born_in_cgroup, r.sys));
+        bool born_in_v2 = false;
+        MR_ASSIGN(pid_t pid, runtime::clone_process( // spawn.hpp; the child runs recipe.cpp
+                                 r.created.plan.clone_flags, v2_dir ? v2_dir->get() : -1,
+                                 r.created.sync, &born_in_v2, [&r](bool born) {
+                                     runtime::run_init(r.init_plan, r.init_end, r.sys, born);
+                                 }));
         r.init.reset(pid);
         explain::set_init_pid(pid); // --explain=step's cards name it from here
         MR_TRY_WRAP(in_pid_namespace.leave(), "create");
     }
-    context.sync.close();
+    r.init_end.close();
     // Only the init may hold the fifo (or its end of the start socket) open for reading:
     // `start` learns from a failed open (a refused send) that the init is gone.
     r.fifo.reset();
@@ -408,10 +365,10 @@ Status clone_the_init(Run& r) {
         // The init does not wait for us before its first steps (connecting the seccomp
         // listener is one): it may have failed one and exited already, and its report,
         // waiting on the socket, says why; "has exited" would not.
-        return init_error_or(r.created.sync, started.error());
+        return runtime::child_error_or(r.created.sync, started.error());
     }
     record.pid_start_time = *started;
-    if (only_pid_finds_init) {
+    if (only_pid_finds_init(r)) {
         MR_TRY(r.created.dir.save_recovery(record));
     }
     return {};
@@ -421,33 +378,34 @@ Status write_id_maps(Run& r) {
     if (!r.created.plan.creates(spec::NamespaceType::user)) {
         return {};
     }
-    if (auto mapped = runtime::user::write_id_maps(r.init.get(), r.created.plan); !mapped) {
-        return init_error_or(r.created.sync, mapped.error());
+    if (auto mapped =
+            runtime::user::write_id_maps(r.init.get(), r.created.plan, r.created.spec.linux);
+        !mapped) {
+        return runtime::child_error_or(r.created.sync, mapped.error());
     }
     return {};
 }
 
 Status move_net_devices(Run& r) {
-    if (r.created.plan.spec.linux.net_devices.empty()) {
+    const spec::Linux& linux = r.created.spec.linux;
+    if (linux.net_devices.empty()) {
         return {};
     }
-    auto moved =
-        runtime::net::MovedNetDevices::move(r.created.plan, r.init.get(), // net_devices.cpp
-                                            r.sys);
+    auto moved = runtime::net::MovedNetDevices::move(linux, r.init.get(), r.sys); // net_devices.cpp
     if (!moved) {
-        return init_error_or(r.created.sync, moved.error()); // as for the id maps
+        return runtime::child_error_or(r.created.sync, moved.error()); // as for the id maps
     }
     r.net_devices.emplace(std::move(*moved));
     return {};
 }
 
 Status send_parent_ready(Run& r) {
-    if (!r.created.plan.wait_for_parent) {
+    if (!r.init_plan.wait_for_parent) {
         return {};
     }
     if (auto sent = r.created.sync.send(ToInit::kParentReady, std::to_string(r.created.record.pid));
         !sent) {
-        return init_error_or(r.created.sync, sent.error());
+        return runtime::child_error_or(r.created.sync, sent.error());
     }
     return {};
 }
@@ -496,13 +454,7 @@ Status record_the_init(Run& r) {
 }
 
 Status hand_over_terminal(Run& r) {
-    if (r.options.console_socket.empty()) {
-        return {};
-    }
-    MR_TRY(runtime::terminal::send_to_console_socket(r.options.console_socket, // terminal.cpp
-                                                     r.created.console_master.get()));
-    r.created.console_master.reset();
-    return {};
+    return runtime::hand_over_terminal(r.options.console_socket, r.created.console_master);
 }
 
 Status write_pid_file(Run& r) {
@@ -528,13 +480,15 @@ Status commit(Run& r) {
     return {};
 }
 
-constexpr auto kParent = runtime::Taker::parent;
+constexpr auto kParent = runtime::Taker::create;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
 constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
-    {"load the config and plan", "config.json -> spec model -> plan: every decision, no effect",
+    {"load the config and plan",
+     "config.json -> spec model -> plan: every decision, no effect; final from here (socket "
+     "activation's LISTEN_FDS sockets included)",
      kParent, load_config},
     {"check the id maps",
      "without the host's root: a user namespace, and maps of the caller's own id or of its "
@@ -545,8 +499,6 @@ constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
     {"protect the runtime binary",
      "CVE-2019-5736: the exec gate, or a sealed re-exec of mini-run (which starts over)", kParent,
      protect_binary},
-    {"socket activation", "LISTEN_FDS sockets are the container's process's", kParent,
-     socket_activation},
     {"IPC warning", "the host's queues are visible without an IPC namespace", kParent, ipc_warning},
     {"open namespaces to join",
      "each path checked to be a namespace of the named type before anything is created", kParent,
@@ -586,6 +538,10 @@ constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
      "without a mount namespace the init mounts into ours: recorded, and detached again "
      "unless the create succeeds",
      kParent, record_host_mounts},
+    {"plan the init",
+     "everything the init gets, decided once the resources it uses exist: its process, "
+     "namespaces to join, cgroup files, prepared security, the fds it keeps, the gate",
+     kParent, plan_the_init},
     {"clone the init",
      "clone3 into the new namespaces, through the PID namespace to join, straight into the "
      "cgroup2 directory",
@@ -624,7 +580,7 @@ Result<runtime::Created> runtime::create_internal(const CreateOptions& options,
         explain::describe_container(options.id, options.root); // the cards' {id}, {root}
     }
     MR_TRY(runtime::run_recipe(std::span<const runtime::Step<Run>>(kCreateRecipe),
-                               runtime::Taker::parent, run));
+                               runtime::Taker::create, run));
     return std::move(run.created);
 }
 
@@ -641,12 +597,7 @@ sigset_t current_signal_mask() {
 namespace runtime {
 
 std::vector<StepOutline> create_recipe_outline() {
-    std::vector<StepOutline> outline;
-    outline.reserve(kCreateRecipe.size());
-    for (const auto& step : kCreateRecipe) {
-        outline.push_back({step.name, step.why});
-    }
-    return outline;
+    return outline_of(std::span<const Step<CreateRun>>(kCreateRecipe));
 }
 
 } // namespace runtime

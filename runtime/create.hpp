@@ -16,7 +16,8 @@ namespace minirun::runtime {
 struct Created {
     state::StateDir dir; // locked
     state::Record record;
-    Plan plan;
+    spec::Spec spec; // the config, for the runtime's own steps (hooks, cgroups, state)
+    Plan plan;       // what the init does (plan.hpp)
     pid_t pid = -1;
     ParentEnd sync;
     UniqueFd console_master; // when the foreground relays the terminal itself

@@ -29,9 +29,8 @@ PendingCgroup::~PendingCgroup() {
 
 // The container's cgroups, made and limited (cgroup*.cpp). Rootless, only a cgroup v2
 // subtree delegated to the caller can hold them (cgroup_rootless.cpp).
-Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options,
+Result<cgroup::Cgroup> make_cgroup(const spec::Linux& linux, const CreateOptions& options,
                                    cgroup::Host* host_out) {
-    const spec::Linux& linux = plan.spec.linux;
     // An engine that manages the cgroups itself (podman --cgroups=disabled) keeps the
     // container where it put the caller, as crun does.
     if (options.no_cgroups) {
@@ -70,11 +69,10 @@ Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& option
     return cgroup;
 }
 
-Status limit_cgroup(const Plan& plan, cgroup::Cgroup& cgroup) {
+Status limit_cgroup(const spec::Linux& linux, cgroup::Cgroup& cgroup) {
     if (cgroup.empty()) {
         return {};
     }
-    const spec::Linux& linux = plan.spec.linux;
     spec::Resources resources = linux.resources.value_or(spec::Resources{});
     // Rootless, the device allow-list cannot be attached (a BPF program needs the host's
     // CAP_SYS_ADMIN), and is not needed: no device node can be made, only host nodes the

@@ -42,10 +42,10 @@ private:
 
 // The container's cgroups, found (not made yet) for the plan and the command line; `host`,
 // when given, gets the layout they were found in (left empty without cgroups).
-Result<cgroup::Cgroup> make_cgroup(const Plan& plan, const CreateOptions& options,
+Result<cgroup::Cgroup> make_cgroup(const spec::Linux& linux, const CreateOptions& options,
                                    cgroup::Host* host = nullptr);
 
 // The limits of linux.resources and the device allow-list, which every container gets.
-Status limit_cgroup(const Plan& plan, cgroup::Cgroup& cgroup);
+Status limit_cgroup(const spec::Linux& linux, cgroup::Cgroup& cgroup);
 
 } // namespace minirun::runtime

@@ -1,4 +1,7 @@
-// exec: a new process inside a running container.
+// exec: a new process inside a running container, as one recipe (kExecRecipe) over the
+// runner create uses; the process itself takes the process recipe (recipe.cpp), the steps
+// marked `process`, with a ProcessPlan built here (plan_the_process), and what exec shares
+// with create is in spawn.hpp.
 //
 // The new process must end up in every namespace of the container's init. setns()
 // moves the caller into a namespace, with one exception: a PID namespace only applies to
@@ -9,7 +12,6 @@
 // setns() into one's own user namespace is an error, and into the others a no-op.
 #include "cgroup/cgroup.hpp"
 #include "cgroup/intel_rdt.hpp"
-#include "init.hpp"
 #include "lifecycle.hpp"
 #include "minirun/log.hpp"
 #include "minirun/rootless.hpp"
@@ -21,8 +23,10 @@
 #include "process/scheduling.hpp"
 #include "process/signals.hpp"
 #include "process/terminal.hpp"
+#include "recipe.hpp"
 #include "security/exec_gate.hpp"
 #include "security/security.hpp"
+#include "spawn.hpp"
 #include "sync.hpp"
 #include "syscalls.hpp"
 
@@ -85,16 +89,16 @@ Status open_init_namespaces(pid_t init, std::vector<runtime::NamespaceEntry>& jo
 // Returns whether mini-run stays in the container's PID namespace: rootless, it may not
 // return to its own, which the host's user namespace owns (pid.hpp, stay()).
 Result<bool> enter_user_namespace_for_pid(std::vector<runtime::NamespaceEntry>& joins,
-                                          const UniqueFd& pid_ns) {
+                                          const UniqueFd& pid_ns, Syscalls& sys) {
     if (!rootless::active() || !pid_ns) {
         return false;
     }
     if (joins.empty() || joins.front().clone_flag != CLONE_NEWUSER) {
         return true; // the container's user namespace is ours (rootless podman's)
     }
-    MR_TRY(check_syscall(::prctl(PR_SET_DUMPABLE, 0), "exec: set non-dumpable"));
-    MR_TRY(check_syscall(::setns(joins.front().fd, CLONE_NEWUSER),
-                         "exec: join the container's user namespace"));
+    MR_TRY(checked(sys.prctl(PR_SET_DUMPABLE, 0), "exec: set non-dumpable"));
+    MR_TRY_WRAP(sys.setns(joins.front().fd, CLONE_NEWUSER),
+                "exec: join the container's user namespace");
     joins.erase(joins.begin());
     return true;
 }
@@ -107,195 +111,221 @@ bool suid_dumpable_user() {
     return !file || ::read(file.get(), &value, 1) != 1 || value == '1';
 }
 
-// CVE-2019-5736 for `exec` (exec_gate.hpp): the gate where nothing that can see this
-// process may hold CAP_SYS_PTRACE over it, the protected re-exec of mini-run otherwise
-// (which starts this process over, and does not return). Returns the gate's fd, or an
-// invalid one when the process is to exec directly (mini-run already runs protected).
-// First leaves the mark when this process may itself hold CAP_SYS_PTRACE: later execs
-// must not take the gate next to it. The caller holds the container's lock.
-Result<UniqueFd> protect_runtime_binary(const ExecOptions& options, const spec::Spec& spec,
-                                        const spec::Process& process, runtime::Opened& container,
-                                        bool own_user_namespace) {
-    if (!own_user_namespace && runtime::exec_gate::may_hold_ptrace(process)) {
-        MR_TRY(container.dir.add_mark(runtime::exec_gate::kPtraceMark));
-    }
+// The facts the exec gate's choice rests on (exec_gate.hpp, unusable_for_exec_because).
+runtime::exec_gate::ExecFacts gate_facts(runtime::Opened& container, bool own_user_namespace) {
     runtime::exec_gate::ExecFacts facts;
     facts.own_user_namespace = own_user_namespace;
     facts.ptrace_marked = container.dir.has_mark(runtime::exec_gate::kPtraceMark);
     facts.suid_dumpable_user = suid_dumpable_user();
     facts.paused = container.status == state::Status::paused;
-    runtime::exec_gate::Protection protection;
-    protection.ruled_out = runtime::exec_gate::unusable_for_exec_because(spec, process, facts);
-    protection.gate_text = "exec gate: the process is exec'd through a sealed 2 KB program; "
-                           "until then mini-run is non-dumpable, and nothing that sees it may "
-                           "hold CAP_SYS_PTRACE";
-    protection.say = [](std::string_view text) {
-        log::debug(text);
-    };
-    protection.reexec_argv = options.reexec_argv;
-    return runtime::exec_gate::protect_runtime_binary(protection);
+    return facts;
 }
 
-// What the options and the process must agree on before anything is done.
-Status check_process(const ExecOptions& options, const spec::Process& process) {
-    if (process.args.empty()) {
+// One `exec` as it goes: what the steps below find and make, in that order. On a failure
+// the members are destroyed in reverse order, and each undoes what it made: the process is
+// killed and reaped, the PID namespace left, the lock released.
+struct ExecRun {
+    ExecRun(const ExecOptions& options_, Syscalls& sys_) : options(options_), sys(sys_) {}
+
+    const ExecOptions& options;
+    Syscalls& sys;
+    std::optional<runtime::Opened> container; // locked while it is looked at
+    spec::Spec spec;                          // the container's saved config
+    spec::Process process;
+    pid_t init = 0;
+    runtime::cgroup::Cgroup cgroup;
+    UniqueFd exec_gate;
+    runtime::security::ProcessSecurity security;
+    std::vector<runtime::NamespaceEntry> joins;
+    std::vector<UniqueFd> join_fds;
+    UniqueFd pid_ns;
+    UniqueFd root; // without a mount namespace of its own: the init's root
+    bool stay_in_pid_namespace = false;
+    // With the gate, the lock is held until the process has exec'd: an exec that leaves the
+    // CAP_SYS_PTRACE mark waits for it, so no such process appears while this one may
+    // still be mini-run (exec_gate.hpp).
+    std::optional<state::StateDir> locked_until_exec;
+    runtime::cgroup::SelfJoin cgroup_join;
+    std::optional<runtime::SignalForwarder> signals;
+    runtime::ProcessPlan plan; // decided before the clone (plan_the_process)
+    runtime::ParentEnd sync;
+    runtime::InitEnd child_end;
+    runtime::ScopedChild child;
+    UniqueFd master;
+};
+using Run = ExecRun;
+
+// ---- the steps, in the order of the table below
+
+Status open_the_container(Run& r) {
+    const ExecOptions& options = r.options;
+    MR_ASSIGN(r.container, runtime::open_container(options.root, options.id));
+    state::Status status = r.container->status;
+    // runc's words: "cannot exec in a paused container" (use --ignore-paused).
+    if (status == state::Status::paused && !options.ignore_paused) {
+        return Error(EBUSY, cat("container ", quoted(options.id),
+                                ": cannot exec in a paused container (use --ignore-paused)"));
+    }
+    if (status != state::Status::running && status != state::Status::created &&
+        status != state::Status::paused) {
+        return Error(
+            ESRCH, cat("cannot exec in container ", quoted(options.id), ": container not running"));
+    }
+    r.init = r.container->record.pid;
+    // The container's seccomp filter applies to every process in it (runtime-spec).
+    MR_ASSIGN(r.spec, runtime::saved_spec(r.container->dir));
+    MR_ASSIGN(r.process, options.make_process(r.spec.process ? &*r.spec.process : nullptr));
+    return {};
+}
+
+Status check_the_process(Run& r) {
+    if (r.process.args.empty()) {
         return Error(EINVAL, "exec: no command given");
     }
-    if (process.terminal && options.console_socket.empty() && options.detach) {
-        return Error(EINVAL, "exec --tty --detach needs --console-socket");
+    return runtime::check_terminal_options(r.process.terminal,
+                                           r.options.console_socket, // spawn.cpp
+                                           !r.options.detach, "--tty");
+}
+
+Status protect_binary(Run& r) {
+    runtime::Opened& container = *r.container;
+    bool own_user_namespace =
+        inode_of(cat("/proc/", r.init, "/ns/user")) != inode_of("/proc/self/ns/user");
+    // First the mark, when this process may itself hold CAP_SYS_PTRACE: later execs must not
+    // take the gate next to it. The lock is held.
+    if (!own_user_namespace && runtime::exec_gate::may_hold_ptrace(r.process)) {
+        MR_TRY(container.dir.add_mark(runtime::exec_gate::kPtraceMark));
     }
-    if (!process.terminal && !options.console_socket.empty()) {
-        return Error(EINVAL, "--console-socket given without --tty");
+    MR_ASSIGN(r.exec_gate,
+              runtime::protect_runtime_binary(
+                  runtime::exec_gate::unusable_for_exec_because(
+                      r.spec, r.process, gate_facts(container, own_user_namespace)),
+                  "exec gate: the process is exec'd through a sealed 2 KB program; until then "
+                  "mini-run is non-dumpable, and nothing that sees it may hold CAP_SYS_PTRACE",
+                  r.options.reexec_argv, nullptr));
+    if (r.exec_gate) {
+        // Non-dumpable from the clone on, as the child inherits it: it is in the
+        // container's PID namespace from birth.
+        MR_TRY(checked(r.sys.prctl(PR_SET_DUMPABLE, 0), "exec: set non-dumpable"));
     }
     return {};
 }
 
-} // namespace
+Status prepare_security(Run& r) {
+    MR_ASSIGN(r.security, runtime::security::prepare(r.process, r.spec.linux));
+    return {};
+}
 
-Result<int> exec_in_container(const ExecOptions& options) {
-    Syscalls& sys = linux_syscalls();
-    spec::Process process;
-    std::vector<runtime::NamespaceEntry> joins;
-    std::vector<UniqueFd> join_fds;
-    UniqueFd pid_ns;
-    UniqueFd root;
-    pid_t init = 0;
-    runtime::cgroup::Cgroup cgroup;
-    runtime::security::ProcessSecurity security;
-    std::string oci_version;
-    std::string state_json;
-    std::optional<spec::MemoryPolicy> memory_policy;
-    std::optional<spec::IntelRdt> intel_rdt;
-    bool stay_in_pid_namespace = false;
-    UniqueFd exec_gate;
-    // With the gate, the lock is held until the process has exec'd: an exec that leaves the
-    // CAP_SYS_PTRACE mark waits for it, so no such process appears while this one may still
-    // be mini-run (exec_gate.hpp).
-    std::optional<state::StateDir> locked_until_exec;
-    {
-        // Held only while the container is looked at, not while the process runs.
-        MR_ASSIGN(runtime::Opened container, runtime::open_container(options.root, options.id));
-        // runc's words: "cannot exec in a paused container" (use --ignore-paused).
-        if (container.status == state::Status::paused && !options.ignore_paused) {
-            return Error(EBUSY, cat("container ", quoted(options.id),
-                                    ": cannot exec in a paused container (use --ignore-paused)"));
-        }
-        if (container.status != state::Status::running &&
-            container.status != state::Status::created &&
-            container.status != state::Status::paused) {
-            return Error(ESRCH, cat("cannot exec in container ", quoted(options.id),
-                                    ": container not running"));
-        }
-        init = container.record.pid;
-        MR_ASSIGN(cgroup, runtime::cgroup::Cgroup::from_paths(container.record.cgroup_paths)
-                              .for_exec(options.cgroups));
-        // The container's seccomp filter applies to every process in it (runtime-spec).
-        MR_ASSIGN(spec::Spec spec, runtime::saved_spec(container.dir));
-        MR_ASSIGN(process, options.make_process(spec.process ? &*spec.process : nullptr));
-        MR_TRY(check_process(options, process));
-        // Before the rest: the protected re-exec, where needed, starts over from here.
-        bool own_user_namespace =
-            inode_of(cat("/proc/", init, "/ns/user")) != inode_of("/proc/self/ns/user");
-        MR_ASSIGN(exec_gate,
-                  protect_runtime_binary(options, spec, process, container, own_user_namespace));
-        if (exec_gate) {
-            // Non-dumpable from the clone on, as the child inherits it: it is in the
-            // container's PID namespace from birth.
-            MR_TRY(check_syscall(::prctl(PR_SET_DUMPABLE, 0), "exec: set non-dumpable"));
-        }
-        MR_ASSIGN(security, runtime::security::prepare(process, spec.linux));
-        oci_version = spec.oci_version;
-        // The container's NUMA policy too: this process is forked from mini-run, not from
-        // the init, so it does not inherit the init's.
-        memory_policy = spec.linux.memory_policy;
-        intel_rdt = spec.linux.intel_rdt; // and its resctrl group
-        state_json = state::oci_state_json(container.record, container.status);
-        MR_TRY(open_init_namespaces(init, joins, join_fds, pid_ns));
-        MR_ASSIGN(stay_in_pid_namespace, enter_user_namespace_for_pid(joins, pid_ns));
-        if (inode_of(cat("/proc/", init, "/ns/mnt")) == inode_of("/proc/self/ns/mnt")) {
-            root.reset(
-                ::open(cat("/proc/", init, "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-            if (!root) {
-                return Error::from_errno(cat("container ", quoted(options.id), ": open its root"));
-            }
-        }
-        // The namespaces were opened by pid: make sure that pid still was the init.
-        auto started = state::process_start_time(init);
-        if (!started || *started != container.record.pid_start_time) {
-            return Error(ESRCH, cat("container ", quoted(options.id), ": container not running"));
-        }
-        if (exec_gate) {
-            locked_until_exec.emplace(std::move(container.dir));
+Status open_namespaces(Run& r) {
+    MR_TRY(open_init_namespaces(r.init, r.joins, r.join_fds, r.pid_ns));
+    MR_ASSIGN(r.stay_in_pid_namespace, enter_user_namespace_for_pid(r.joins, r.pid_ns, r.sys));
+    if (inode_of(cat("/proc/", r.init, "/ns/mnt")) == inode_of("/proc/self/ns/mnt")) {
+        r.root.reset(
+            ::open(cat("/proc/", r.init, "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!r.root) {
+            return Error::from_errno(cat("container ", quoted(r.options.id), ": open its root"));
         }
     }
-
-    std::optional<runtime::SignalForwarder> signals;
-    if (!options.detach) {
-        signals.emplace();
+    // The namespaces were opened by pid: make sure that pid still was the init.
+    auto started = state::process_start_time(r.init);
+    if (!started || *started != r.container->record.pid_start_time) {
+        return Error(ESRCH, cat("container ", quoted(r.options.id), ": container not running"));
     }
+    return {};
+}
+
+Status open_cgroup_files(Run& r) {
+    MR_ASSIGN(r.cgroup, runtime::cgroup::Cgroup::from_paths(r.container->record.cgroup_paths)
+                            .for_exec(r.options.cgroups));
+    MR_ASSIGN(r.cgroup_join, r.cgroup.open_self_join());
+    return {};
+}
+
+Status release_the_container(Run& r) {
+    if (r.exec_gate) {
+        r.locked_until_exec.emplace(std::move(r.container->dir));
+    }
+    r.plan.state_json = state::oci_state_json(r.container->record, r.container->status);
+    r.container.reset();
+    return {};
+}
+
+Status forward_signals(Run& r) {
+    if (!r.options.detach) {
+        r.signals.emplace();
+    }
+    return {};
+}
+
+// Everything the process gets, in one place, before the clone.
+Status plan_the_process(Run& r) {
     MR_ASSIGN(auto sockets, runtime::create_sync_pair());
-    // The recipe's state for the child (init.hpp): the same steps as the init's, those
-    // marked `exec`.
-    runtime::ProcessSetup child{sys, process, options.preserve_fds, sockets.second, security};
-    MR_ASSIGN(auto cgroup_join, cgroup.open_self_join());
-    child.cgroup_join = &cgroup_join;
-    child.joins = std::move(joins);
-    child.keep_fds = {sockets.second.fd(), log::file_descriptor(), root.get()};
-    for (const runtime::NamespaceEntry& join : child.joins) {
-        child.keep_fds.push_back(join.fd);
-    }
-    child.exec_gate = exec_gate.get();
-    child.keep_fds.push_back(exec_gate.get());
-    child.exec_root = root.get();
-    child.new_session = process.terminal;
-    child.bind_console = false;
-    child.oci_version = oci_version;
-    child.state_json = state_json;
-    child.container_pid = init;
-    child.memory_policy = memory_policy ? &*memory_policy : nullptr;
-    auto v2_dir = cgroup.open_v2_dir();
-    if (signals) {
-        child.exec_signal_mask = signals->original_mask();
+    r.sync = std::move(sockets.first);
+    r.child_end = std::move(sockets.second);
+    runtime::ProcessPlan& plan = r.plan;
+    plan.process = r.process;
+    plan.preserve_fds = r.options.preserve_fds;
+    plan.security = std::move(r.security);
+    plan.joins = std::move(r.joins);
+    plan.cgroup_join = &r.cgroup_join;
+    if (r.signals) {
+        plan.signal_mask = r.signals->original_mask();
     } else {
-        ::sigprocmask(SIG_SETMASK, nullptr, &child.exec_signal_mask);
+        ::sigprocmask(SIG_SETMASK, nullptr, &plan.signal_mask);
     }
-    runtime::ScopedChild scoped;
-    {
-        std::optional<runtime::pid::JoinedForChildren> in_pid_namespace;
-        if (pid_ns) {
-            MR_ASSIGN(auto joined, runtime::pid::JoinedForChildren::enter_fd(pid_ns.get()));
-            in_pid_namespace.emplace(std::move(joined));
-        }
-        // process.execCPUAffinity.initial: mini-run's own cpus until the clone, which is born
-        // with them; the process takes `final` once in the cgroup (the recipe).
-        runtime::scheduling::InitialAffinity initial_cpus;
-        MR_TRY(initial_cpus.apply(process.exec_cpu_affinity, sys));
-        log::debug(cat("nsexec container setup: clone, then join the namespaces of pid ", init));
-        MR_ASSIGN(pid_t pid,
-                  runtime::clone_with(0, v2_dir ? v2_dir->get() : -1, &child.born_in_v2_cgroup));
-        if (pid == 0) {
-            sockets.first.close();
-            runtime::run_exec_setup(child);
-        }
-        scoped.reset(pid);
-        MR_TRY(runtime::intel_rdt::add_exec_process(intel_rdt, options.id, pid));
-        if (in_pid_namespace && stay_in_pid_namespace) {
-            in_pid_namespace->stay();
-        } else if (in_pid_namespace) {
-            MR_TRY_WRAP(in_pid_namespace->leave(), "exec");
-        }
+    // The container's NUMA policy too: this process is forked from mini-run, not from the
+    // init, so it does not inherit the init's.
+    plan.memory_policy = r.spec.linux.memory_policy;
+    plan.exec_gate = r.exec_gate.get();
+    plan.new_session = r.process.terminal;
+    plan.bind_console = false;
+    plan.exec_root = r.root.get();
+    plan.oci_version = r.spec.oci_version;
+    plan.container_pid = r.init;
+    plan.keep_fds = {r.child_end.fd(), log::file_descriptor(), r.root.get(), r.exec_gate.get()};
+    for (const runtime::NamespaceEntry& join : plan.joins) {
+        plan.keep_fds.push_back(join.fd);
     }
-    sockets.second.close();
-    cgroup_join = {}; // the child's to write
+    return {};
+}
 
-    UniqueFd master;
+Status clone_the_process(Run& r) {
+    auto v2_dir = r.cgroup.open_v2_dir();
+    std::optional<runtime::pid::JoinedForChildren> in_pid_namespace;
+    if (r.pid_ns) {
+        MR_ASSIGN(auto joined, runtime::pid::JoinedForChildren::enter_fd(r.pid_ns.get()));
+        in_pid_namespace.emplace(std::move(joined));
+    }
+    // process.execCPUAffinity.initial: mini-run's own cpus until the clone, which is born
+    // with them; the process takes `final` once in the cgroup (the recipe).
+    runtime::scheduling::InitialAffinity initial_cpus;
+    MR_TRY(initial_cpus.apply(r.process.exec_cpu_affinity, r.sys));
+    log::debug(cat("nsexec container setup: clone, then join the namespaces of pid ", r.init));
+    bool born_in_v2 = false;
+    MR_ASSIGN(pid_t pid, runtime::clone_process( // spawn.hpp; the child runs recipe.cpp
+                             0, v2_dir ? v2_dir->get() : -1, r.sync, &born_in_v2, [&r](bool born) {
+                                 runtime::run_exec_process(r.plan, r.child_end, r.sys, born);
+                             }));
+    r.child.reset(pid);
+    MR_TRY(runtime::intel_rdt::add_exec_process(r.spec.linux.intel_rdt, r.options.id, pid));
+    if (in_pid_namespace && r.stay_in_pid_namespace) {
+        in_pid_namespace->stay();
+    } else if (in_pid_namespace) {
+        MR_TRY_WRAP(in_pid_namespace->leave(), "exec");
+    }
+    r.child_end.close();
+    r.cgroup_join = {}; // the child's to write
+    return {};
+}
+
+Status serve_the_process(Run& r) {
     for (;;) {
-        MR_ASSIGN(auto event, sockets.first.receive());
+        MR_ASSIGN(auto event, r.sync.receive());
         if (event.eof) {
             break; // exec'd
         }
         if (event.message == ToParent::kConsole) {
-            master = std::move(event.fd);
+            r.master = std::move(event.fd);
             continue;
         }
         if (event.message == ToParent::kError) {
@@ -303,23 +333,98 @@ Result<int> exec_in_container(const ExecOptions& options) {
         }
         return Error(EPROTO, "unexpected message from the exec'd process");
     }
-    locked_until_exec.reset();
-    if (!options.console_socket.empty()) {
-        MR_TRY(runtime::terminal::send_to_console_socket(options.console_socket, master.get()));
-        master.reset();
+    r.locked_until_exec.reset();
+    return {};
+}
+
+Status hand_over_terminal(Run& r) {
+    return runtime::hand_over_terminal(r.options.console_socket, r.master); // spawn.cpp
+}
+
+Status write_pid_file(Run& r) {
+    if (r.options.pid_file.empty()) {
+        return {};
     }
-    if (!options.pid_file.empty()) {
-        MR_TRY(runtime::write_pid_file(options.pid_file, scoped.get()));
-    }
-    pid_t pid = scoped.release();
+    return runtime::write_pid_file(r.options.pid_file, r.child.get());
+}
+
+constexpr auto kExec = runtime::Taker::exec;
+
+// exec's recipe: what can be checked first, then what the process joins is opened (the
+// container's namespaces, its cgroup files), then the process is planned and cloned.
+constexpr std::array<runtime::Step<Run>, 13> kExecRecipe = {{
+    {"open the container",
+     "locked while it is looked at: its state, its saved config (whose seccomp filter and "
+     "limits apply to every process in it) and the process to run",
+     kExec, open_the_container},
+    {"check the process",
+     "a command, and --console-socket and --tty agree, before anything is made", kExec,
+     check_the_process},
+    {"protect the runtime binary",
+     "CVE-2019-5736: the exec gate where nothing that sees the process may hold "
+     "CAP_SYS_PTRACE, a sealed re-exec of mini-run otherwise (which starts over)",
+     kExec, protect_binary},
+    {"prepare security",
+     "capabilities resolved, the seccomp filter compiled, LSM settings checked: errors now, "
+     "not in the process",
+     kExec, prepare_security},
+    {"open the container's namespaces",
+     "by the init's pid, then checked to still be the init's; rootless, the user namespace "
+     "is entered here, as a PID namespace may only be entered with its owner's privileges",
+     kExec, open_namespaces},
+    {"open the cgroup files",
+     "the container's cgroups (or --cgroup's sub-cgroup), which the process writes itself "
+     "into first",
+     kExec, open_cgroup_files},
+    {"release the container",
+     "the lock goes, unless the gate needs it until the exec; the state the listener gets is "
+     "taken now",
+     kExec, release_the_container},
+    {"forward signals",
+     "in the foreground, from now on a signal to mini-run is for the process (blocked until "
+     "it exists)",
+     kExec, forward_signals},
+    {"plan the process",
+     "everything the process gets, decided before the clone: its process, namespaces to "
+     "join, cgroup files, prepared security, the fds it keeps, the gate, the signal mask",
+     kExec, plan_the_process},
+    {"clone the process",
+     "through the container's PID namespace (setns applies to children only), straight into "
+     "the cgroup2 directory",
+     kExec, clone_the_process},
+    {"serve the process until exec", "take the pty; its end of stream is the exec", kExec,
+     serve_the_process},
+    {"hand over the terminal", "to --console-socket", kExec, hand_over_terminal},
+    {"write the pid file", "last: a pid file means the process runs", kExec, write_pid_file},
+}};
+
+} // namespace
+
+namespace runtime {
+
+std::vector<StepOutline> exec_recipe_outline() {
+    return outline_of(std::span<const Step<ExecRun>>(kExecRecipe));
+}
+
+} // namespace runtime
+
+Result<int> runtime::exec_in_container(const ExecOptions& options, Syscalls& sys) {
+    ExecRun run(options, sys);
+    MR_TRY(runtime::run_recipe(std::span<const runtime::Step<Run>>(kExecRecipe),
+                               runtime::Taker::exec, run));
+    pid_t pid = run.child.release();
     if (options.detach) {
         return 0;
     }
     std::optional<runtime::terminal::Relay> relay;
-    if (master) {
-        relay.emplace(std::move(master));
+    if (run.master) {
+        relay.emplace(std::move(run.master));
     }
-    return signals->forward_until_exit(pid, relay ? &*relay : nullptr);
+    return run.signals->forward_until_exit(pid, relay ? &*relay : nullptr);
+}
+
+Result<int> exec_in_container(const ExecOptions& options) {
+    return runtime::exec_in_container(options, linux_syscalls());
 }
 
 } // namespace minirun

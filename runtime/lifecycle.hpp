@@ -3,8 +3,10 @@
 
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
+#include "minirun/runtime.hpp"
 #include "minirun/spec.hpp"
 #include "state.hpp"
+#include "syscalls.hpp"
 
 #include <sys/types.h>
 
@@ -83,5 +85,9 @@ Status destroy(Opened& container, const spec::Spec& spec, bool force,
 // config; then destroy(). Whatever a damaged file names outside the cgroup hierarchies is
 // left alone.
 Status destroy_damaged(state::StateDir& dir, const Error& damage);
+
+// `exec` (exec.cpp) with the system calls given: its recipe's privilege-relevant calls go
+// through `sys` (the process's own, in the child, too).
+Result<int> exec_in_container(const ExecOptions& options, Syscalls& sys);
 
 } // namespace minirun::runtime

@@ -15,13 +15,16 @@ namespace minirun::runtime {
 using spec::NamespaceType;
 
 bool Plan::creates(NamespaceType type) const {
-    const spec::Namespace* ns = spec.linux.find_namespace(type);
-    return ns != nullptr && ns->path.empty();
+    if (type == NamespaceType::time) {
+        return new_time_namespace;
+    }
+    auto flag = static_cast<unsigned long>(spec::namespace_kind(type).clone_flag);
+    return ((clone_flags | unshare_flags) & flag) != 0;
 }
 
 bool Plan::joins_namespace(NamespaceType type) const {
-    const spec::Namespace* ns = spec.linux.find_namespace(type);
-    return ns != nullptr && !ns->path.empty();
+    return std::any_of(joins.begin(), joins.end(),
+                       [type](const NamespaceToJoin& join) { return join.type == type; });
 }
 
 std::string id_map_text(const std::vector<spec::IdMapping>& mappings) {
@@ -105,8 +108,8 @@ Result<std::optional<MountIdMap>> plan_idmap(const spec::Mount& mount, const Mou
 
 namespace {
 
-Status plan_namespaces(Plan& plan) {
-    const auto& namespaces = plan.spec.linux.namespaces;
+Status plan_namespaces(const spec::Spec& spec, Plan& plan) {
+    const auto& namespaces = spec.linux.namespaces;
     unsigned long new_flags = 0;
     for (size_t i = 0; i < namespaces.size(); ++i) {
         const spec::Namespace& ns = namespaces[i];
@@ -126,7 +129,7 @@ Status plan_namespaces(Plan& plan) {
                           [](const NamespaceToJoin& j) { return j.type == NamespaceType::user; });
 
     bool joins_user = plan.joins_namespace(NamespaceType::user);
-    bool creates_user = plan.creates(NamespaceType::user);
+    bool creates_user = (new_flags & CLONE_NEWUSER) != 0;
     if (joins_user) {
         if ((new_flags & CLONE_NEWPID) != 0) {
             return Error(EINVAL, "linux.namespaces: a new pid namespace together with a "
@@ -151,8 +154,8 @@ Status plan_namespaces(Plan& plan) {
     return {};
 }
 
-Status plan_rootfs(Plan& plan) {
-    const std::string& root = plan.spec.root.path;
+Status plan_rootfs(const spec::Spec& spec, Plan& plan) {
+    const std::string& root = spec.root.path;
     std::string path = root.front() == '/' ? root : plan.bundle + "/" + root;
     auto resolved = fs::real_path(path);
     if (!resolved) {
@@ -166,15 +169,15 @@ Status plan_rootfs(Plan& plan) {
     return {};
 }
 
-Status plan_mounts(Plan& plan) {
-    const auto& mounts = plan.spec.mounts;
+Status plan_mounts(const spec::Spec& spec, Plan& plan) {
+    const auto& mounts = spec.mounts;
     plan.setup_dev = true;
     for (size_t i = 0; i < mounts.size(); ++i) {
         auto step = plan_mount(mounts[i], plan.bundle);
         if (!step) {
             return step.error().wrap(cat("mounts[", i, "]"));
         }
-        auto idmap = plan_idmap(mounts[i], *step, plan.spec);
+        auto idmap = plan_idmap(mounts[i], *step, spec);
         if (!idmap) {
             return idmap.error().wrap(cat("mounts[", i, "]"));
         }
@@ -185,20 +188,41 @@ Status plan_mounts(Plan& plan) {
         }
         plan.mounts.push_back(std::move(*step));
     }
-    const std::string& propagation = plan.spec.linux.rootfs_propagation;
+    const std::string& propagation = spec.linux.rootfs_propagation;
     plan.root_propagation =
         propagation.empty() ? (MS_PRIVATE | MS_REC) : propagation_flags(propagation);
     return {};
 }
 
+// What the init does with the container's process and the container's identity: copied
+// out of the spec, so that the init never needs it.
+void plan_process(const spec::Spec& spec, const PlanInput& input, Plan& plan) {
+    plan.process = *spec.process;
+    plan.preserve_fds = input.preserve_fds + input.listen_fds;
+    if (input.listen_fds > 0) {
+        plan.process.env.push_back(cat("LISTEN_FDS=", input.listen_fds));
+        plan.process.env.emplace_back("LISTEN_PID=1");
+    }
+    plan.oci_version = spec.oci_version;
+    plan.hostname = spec.hostname;
+    plan.domainname = spec.domainname;
+    plan.sysctls = spec.linux.sysctl;
+    plan.personality = spec.linux.personality;
+    plan.memory_policy = spec.linux.memory_policy;
+    plan.devices = spec.linux.devices;
+    plan.masked_paths = spec.linux.masked_paths;
+    plan.readonly_paths = spec.linux.readonly_paths;
+    plan.root_readonly = spec.root.readonly;
+    plan.create_container_hooks = spec.hooks.create_container;
+    plan.start_container_hooks = spec.hooks.start_container;
+}
+
 } // namespace
 
-Result<Plan> make_plan(spec::Spec spec, const PlanInput& input) {
+Result<Plan> make_plan(const spec::Spec& spec, const PlanInput& input) {
     Plan plan;
-    plan.spec = std::move(spec);
     plan.id = input.id;
-    plan.preserve_fds = input.preserve_fds;
-    if (!plan.spec.process) {
+    if (!spec.process) {
         return Error(EINVAL, "process: required to run a container");
     }
     auto bundle = fs::real_path(input.bundle);
@@ -207,16 +231,17 @@ Result<Plan> make_plan(spec::Spec spec, const PlanInput& input) {
     }
     plan.bundle = std::move(*bundle);
 
-    MR_TRY(plan_rootfs(plan));
-    MR_TRY(plan_namespaces(plan));
-    MR_TRY(plan_mounts(plan));
+    MR_TRY(plan_rootfs(spec, plan));
+    MR_TRY(plan_namespaces(spec, plan));
+    MR_TRY(plan_mounts(spec, plan));
+    plan_process(spec, input, plan);
 
-    const spec::Linux& linux = plan.spec.linux;
+    const spec::Linux& linux = spec.linux;
     if (plan.creates(NamespaceType::user)) {
         plan.uid_map = id_map_text(linux.uid_mappings);
         plan.gid_map = id_map_text(linux.gid_mappings);
     }
-    const spec::Hooks& hooks = plan.spec.hooks;
+    const spec::Hooks& hooks = spec.hooks;
     plan.runtime_hooks = !hooks.prestart.empty() || !hooks.create_runtime.empty();
     // The init's host pid goes into the state its hooks and the seccomp listener get.
     plan.wait_for_parent = plan.wait_for_parent || !hooks.create_container.empty() ||

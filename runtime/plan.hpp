@@ -1,16 +1,20 @@
-// The plan: everything the init needs, decided in the parent before clone().
+// The plan: everything the container's init does, decided in the parent before clone().
 //
 // config.json -> spec::Spec -> Plan -> clone() -> init steps -> execve.
 // make_plan() is pure (no system calls besides resolving the bundle and rootfs paths), so
-// every decision it takes is unit-tested; the init only carries the plan out. Because the
-// init is a clone of the parent (no CLONE_VM), it reads the plan from its own copy of the
-// parent's memory: nothing is serialised.
+// every decision it takes is unit-tested, and it is final: no step changes the plan after
+// it, and the init reads the plan, never the spec (the parent's own steps read the spec:
+// cgroups, hooks it runs itself, the state record). What only exists once create has made
+// it (the cgroups, the sync socket, the opened namespaces) reaches the init through its
+// process plan (process_plan.hpp). Because the init is a clone of the parent (no CLONE_VM),
+// it reads both from its own copy of the parent's memory: nothing is serialised.
 #pragma once
 
 #include "minirun/error.hpp"
 #include "minirun/spec.hpp"
 #include "mount/mount_options.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,7 +59,6 @@ struct NamespaceToJoin {
 };
 
 struct Plan {
-    spec::Spec spec;
     std::string id;
     std::string bundle; // absolute
     std::string rootfs; // absolute, symlinks resolved
@@ -76,17 +79,33 @@ struct Plan {
     std::vector<MountStep> mounts;
     bool setup_dev = false; // /dev is ours (a tmpfs from mounts[]): add the default devices
 
-    int preserve_fds = 0;
+    std::vector<spec::Device> devices;       // linux.devices, made besides the defaults
+    std::vector<std::string> masked_paths;   // linux.maskedPaths
+    std::vector<std::string> readonly_paths; // linux.readonlyPaths
+    bool root_readonly = false;              // root.readonly
+
+    // The container's process, with socket activation's LISTEN_FDS and LISTEN_PID added
+    // when the caller passed sockets (PlanInput::listen_fds).
+    spec::Process process;
+    int preserve_fds = 0; // --preserve-fds, and the LISTEN_FDS sockets after them
+    std::string oci_version;
+    std::string hostname;
+    std::string domainname;
+    std::map<std::string, std::string> sysctls;
+    std::optional<spec::Personality> personality;
+    std::optional<spec::MemoryPolicy> memory_policy;
+    // Hooks the init runs itself (the parent runs prestart, createRuntime, poststart and
+    // poststop from the spec).
+    std::vector<spec::Hook> create_container_hooks;
+    std::vector<spec::Hook> start_container_hooks;
+
     // The parent has something for the init right after clone(): the id maps, and the
-    // init's host pid (hooks the init runs get it in their state JSON).
+    // init's host pid (hooks the init runs get it in their state JSON). create may also ask
+    // for the wait for a reason of its own (InitPlan::wait_for_parent).
     bool wait_for_parent = false;
     // prestart/createRuntime hooks exist: the init stops before pivot_root for the parent
     // to run them.
     bool runtime_hooks = false;
-    // The "cgroup" entry's binds, worked out by `create` once the cgroups are known
-    // (mount::planned_cgroup_binds), so that the init need not read mountinfo and
-    // /proc/self/cgroup again; empty: the init finds them itself.
-    std::vector<CgroupBind> cgroup_binds;
 
     [[nodiscard]] bool creates(spec::NamespaceType type) const;
     [[nodiscard]] bool joins_namespace(spec::NamespaceType type) const;
@@ -100,9 +119,12 @@ struct PlanInput {
     std::string id;
     std::string bundle; // as given on the command line
     int preserve_fds = 0;
+    // Socket activation (sd_listen_fds): LISTEN_FDS sockets the caller passed at fd 3
+    // onwards, after the preserved fds; they are the container's process's (0: none).
+    int listen_fds = 0;
 };
 
-Result<Plan> make_plan(spec::Spec spec, const PlanInput& input);
+Result<Plan> make_plan(const spec::Spec& spec, const PlanInput& input);
 
 // Pieces of make_plan, exposed for tests.
 Result<MountStep> plan_mount(const spec::Mount& mount, const std::string& bundle);

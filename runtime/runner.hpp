@@ -1,14 +1,16 @@
-// A recipe: the steps a process takes between clone() and execve(), as data.
+// The runner: a recipe is a table of steps, each with a name, the reason it sits where it
+// does, who takes it and the function that does it; run_recipe() carries one out.
 //
-// Each step has a name, the reason it sits where it does, which processes take it and the
-// function that does it. One table (init.cpp, process_recipe()) lists them in their one
-// order; the container's init takes some, a process `exec` starts in the container takes
-// others, and each process's own list is that table filtered, never a second copy of it.
-// docs/architecture.md shows both lists, and a unit test (test_recipe.cpp) keeps it true.
+// Three recipes use it: create's (create.cpp, kCreateRecipe) and exec's (exec.cpp,
+// kExecRecipe) on the runtime's side, and the process recipe (recipe.cpp) of a container's
+// processes between clone() and execve(), which the init and a process `exec` starts each
+// take their part of: one table, never a second copy of it. docs/architecture.md shows
+// them all, generated, and a unit test (test_recipe.cpp) keeps it true.
 //
 // The runner numbers the steps and, under --debug, logs each one's duration and a failing
 // step's number and name. After a step that `seals` (the seccomp filter) it makes no call
-// of its own: from there on, the only system call mini-run makes is the exec.
+// of its own: from there on mini-run calls only what the remaining steps need (the exec,
+// and startContainer hooks, which the init forks and execs under the filter as runc does).
 #pragma once
 
 #include "minirun/error.hpp"
@@ -22,29 +24,42 @@
 namespace minirun::runtime {
 
 // Who takes a step: the container's init, a process `exec` starts in it, or both; or
-// mini-run itself, creating a container (create.cpp).
-enum class Taker : uint8_t { init = 1, exec = 2, both = 3, parent = 4 };
+// mini-run itself, creating a container (create.cpp) or starting a process in one
+// (exec.cpp).
+enum class Taker : uint8_t { init = 1, process = 2, both = 3, create = 4, exec = 8 };
 
 [[nodiscard]] constexpr bool takes(Taker step, Taker who) {
     return (static_cast<uint8_t>(step) & static_cast<uint8_t>(who)) != 0;
 }
 
+// A step of the runtime's own recipes (create, exec): one function over the run's context.
 template <typename Context>
 struct Step {
     std::string_view name;
     std::string_view why;
-    Taker taker = Taker::both;
+    Taker taker = Taker::create;
     Status (*run)(Context&) = nullptr;
     bool seals = false; // the runner is silent after it (see above)
+
+    [[nodiscard]] Status operator()(Context& context) const { return run(context); }
 };
 
-// A step's name and reason, for the docs and their test (create's recipe lives in
-// create.cpp with a context of its own).
+// A step's name and reason, for the docs and their test.
 struct StepOutline {
     std::string_view name;
     std::string_view why;
 };
+template <typename StepT>
+std::vector<StepOutline> outline_of(std::span<const StepT> steps) {
+    std::vector<StepOutline> outline;
+    outline.reserve(steps.size());
+    for (const StepT& step : steps) {
+        outline.push_back({step.name, step.why});
+    }
+    return outline;
+}
 std::vector<StepOutline> create_recipe_outline();
+std::vector<StepOutline> exec_recipe_outline();
 
 // --explain=step (explain.hpp): what the learner is told about a step before it runs, one
 // entry per step name of both recipes (step_guide.cpp; test_recipe.cpp keeps them in step).
@@ -76,22 +91,41 @@ private:
     int64_t started_ns_ = 0;
 };
 
-// Runs the steps `who` takes, in order, until one fails. With `from`/`to` (step names) only
-// that stretch runs: the unit tests run the privilege drop alone against a fake.
-template <typename Context>
-Status run_recipe(std::span<const Step<Context>> steps, Taker who, Context& context,
+// The name --debug lines and --explain cards give the taker.
+[[nodiscard]] constexpr std::string_view taker_name(Taker who) {
+    switch (who) {
+    case Taker::init:
+        return "init";
+    case Taker::process:
+        return "process";
+    case Taker::create:
+        return "create";
+    case Taker::exec:
+        return "exec";
+    case Taker::both:
+        break;
+    }
+    return "process";
+}
+
+// Runs the steps `who` takes, in order, until one fails. A step is called with the context
+// (step(context)): the runtime's recipes hold one function per step, the process recipe
+// one per kind of process (recipe.hpp). With `from`/`to` (step names) only that stretch
+// runs: the unit tests run the privilege drop alone against a fake.
+template <typename StepT, typename Context>
+Status run_recipe(std::span<const StepT> steps, Taker who, Context& context,
                   std::string_view from = {}, std::string_view to = {}) {
-    StepLog log(who == Taker::init ? "init" : who == Taker::exec ? "exec" : "create");
+    StepLog log(taker_name(who));
     size_t total = 0;
     if (explain::stepping()) {
-        for (const Step<Context>& step : steps) {
+        for (const StepT& step : steps) {
             total += takes(step.taker, who) ? 1 : 0;
         }
     }
     size_t number = 0;
     bool running = from.empty();
     bool sealed = false;
-    for (const Step<Context>& step : steps) {
+    for (const StepT& step : steps) {
         if (!takes(step.taker, who)) {
             continue;
         }
@@ -106,7 +140,7 @@ Status run_recipe(std::span<const Step<Context>> steps, Taker who, Context& cont
         if (!sealed) {
             log.begin();
         }
-        Status status = step.run(context);
+        Status status = step(context);
         if (!status) {
             if (!sealed) {
                 log.failed(number, step.name, status.error());

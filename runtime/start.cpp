@@ -122,9 +122,9 @@ Result<int> run_container(const RunOptions& options) {
     MR_ASSIGN(Created created, runtime::create_internal(options, mode, linux_syscalls()));
 
     runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
-    if (auto started = start_created(container, created.plan.spec, std::move(created.start_socket));
+    if (auto started = start_created(container, created.spec, std::move(created.start_socket));
         !started) {
-        (void)runtime::destroy(container, created.plan.spec, true);
+        (void)runtime::destroy(container, created.spec, true);
         return why_start_failed(created.sync, started.error());
     }
     if (options.detach) {
@@ -153,7 +153,7 @@ Result<int> run_container(const RunOptions& options) {
         auto reopened = runtime::open_container(options.root, options.id);
         if (reopened) {
             // The config saved at create is the one this run parsed: no need to read it back.
-            MR_TRY(runtime::destroy(*reopened, created.plan.spec, true));
+            MR_TRY(runtime::destroy(*reopened, created.spec, true));
         }
     }
     if (failed) {

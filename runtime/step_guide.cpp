@@ -12,7 +12,7 @@
 namespace minirun::runtime {
 namespace {
 
-constexpr std::array<StepGuide, 74> kGuides = {{
+constexpr std::array<StepGuide, 83> kGuides = {{
     // The runtime: `create` (create.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
@@ -25,7 +25,6 @@ constexpr std::array<StepGuide, 74> kGuides = {{
     {"protect the runtime binary",
      "memfd_create and fcntl(F_ADD_SEALS): a sealed copy the container can never write",
      "the runtime binary from the container's root (CVE-2019-5736)", ""},
-    {"socket activation", "getenv(LISTEN_FDS); fcntl on the inherited sockets", "nothing", ""},
     {"IPC warning", "none", "nothing: a warning when the host's IPC objects stay visible", ""},
     {"open namespaces to join",
      "openat of each linux.namespaces[].path, ioctl(NS_GET_NSTYPE) to check its type",
@@ -58,6 +57,8 @@ constexpr std::array<StepGuide, 74> kGuides = {{
      "cache and memory bandwidth (Intel RDT), when linux.intelRdt asks for it", ""},
     {"record host mounts", "read of /proc/self/mountinfo",
      "nothing: only without a mount namespace, to undo the init's mounts on failure", ""},
+    {"plan the init", "socketpair for the sync socket; the rest is decisions",
+     "nothing yet: what the init will join, keep and drop is written down", ""},
     {"clone the init",
      "clone3(CLONE_NEWNS|CLONE_NEWUTS|CLONE_NEWIPC|CLONE_NEWPID|CLONE_NEWNET|... "
      "CLONE_INTO_CGROUP): the namespaces of linux.namespaces, all at once; a read of "
@@ -91,6 +92,31 @@ constexpr std::array<StepGuide, 74> kGuides = {{
      "nothing", ""},
     {"write the pid file", "write of --pid-file, then rename", "nothing", ""},
     {"commit", "none: from here nothing is undone", "nothing", "mini-run --root {root} list"},
+
+    // The runtime: `exec` (exec.cpp). Steps it shares with create have their cards above.
+    {"open the container",
+     "openat and flock of the state directory; read of state.json and config.json",
+     "nothing: the container is looked at, locked", "mini-run --root {root} state {id}"},
+    {"check the process", "none", "nothing", ""},
+    {"open the container's namespaces",
+     "stat and openat of /proc/<init>/ns/*; rootless: prctl(PR_SET_DUMPABLE, 0), setns into "
+     "the container's user namespace",
+     "nothing yet: the namespaces the process will join", "ls -l /proc/{pid}/ns"},
+    {"open the cgroup files", "openat of cgroup.procs (v2) and tasks (v1) in each hierarchy",
+     "nothing yet: the process writes itself there first", "cat /proc/{pid}/cgroup"},
+    {"release the container", "close of the state directory's lock (kept with the exec gate)",
+     "nothing", ""},
+    {"forward signals", "sigprocmask, signalfd: signals to mini-run wait for the process",
+     "nothing", ""},
+    {"plan the process", "socketpair for the sync socket; the rest is decisions",
+     "nothing yet: what the process will join, keep and drop is written down", ""},
+    {"clone the process",
+     "setns into the container's PID namespace (for children only), clone3 into its cgroup2 "
+     "directory, setns back",
+     "processes: the new process is in the container's PID namespace from birth",
+     "ps -o pid,comm --ppid $(pgrep -n mini-run)"},
+    {"serve the process until exec", "recvmsg on the sync socket until its end (the exec)",
+     "nothing: the process joins the container meanwhile", ""},
 
     // The init, and a process `exec` starts (init.cpp). It runs in the new namespaces.
     {"join cgroups", "write of its pid to cgroup.procs in each v1 hierarchy",
@@ -202,7 +228,7 @@ std::span<const StepGuide> step_guides() {
 Status pause_before_step(Taker who, size_t number, size_t total, std::string_view name,
                          std::string_view why) {
     explain::StepCard card;
-    card.who = who == Taker::parent ? "runtime" : who == Taker::init ? "init" : "exec";
+    card.who = who == Taker::create || who == Taker::exec ? "runtime" : taker_name(who);
     card.number = number;
     card.total = total;
     card.name = name;

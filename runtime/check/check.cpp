@@ -300,7 +300,7 @@ bool covered_by_mount(const runtime::Plan& plan, std::string_view path) {
 // (from process.cwd when relative), any other through PATH. Resolved inside the rootfs
 // with RESOLVE_IN_ROOT (fs::open_in_root): a symlink cannot lead out of it.
 std::optional<Problem> check_executable(const runtime::Plan& plan) {
-    const spec::Process& process = *plan.spec.process;
+    const spec::Process& process = plan.process;
     const std::string& name = process.args.front();
     auto in_cwd = [&](std::string_view path) {
         return path.starts_with('/') ? std::string(path) : cat(process.cwd, "/", path);

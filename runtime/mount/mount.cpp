@@ -94,7 +94,7 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
 }
 
 Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
-                                Syscalls& sys) {
+                                Syscalls& sys, const std::vector<CgroupBind>& cgroup_binds) {
     const bool own_namespace = plan.has_own(spec::NamespaceType::mount);
     const unsigned long setup = setup_propagation(plan.root_propagation);
     // 1. Our copy of the host's mounts still propagates to and from the host where they
@@ -155,7 +155,8 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_so
         if (defer) {
             deferred.push_back(i);
         }
-        MR_TRY_WRAP(mount_entry(plan, root.get(), step, std::move(bind_sources.at(i)), defer, sys),
+        MR_TRY_WRAP(mount_entry(plan, root.get(), step, std::move(bind_sources.at(i)), defer,
+                                cgroup_binds, sys),
                     cat("mounts[", i, "] on ", step.destination));
     }
 
@@ -174,7 +175,7 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_so
 
     // 5. Like runc, a missing cwd is created; while we still hold the rootfs fd it is
     //    created without following any symlink out of the rootfs.
-    MR_TRY_WRAP(fs::mkdir_all_in_root(root.get(), plan.spec.process->cwd, 0755), "process.cwd");
+    MR_TRY_WRAP(fs::mkdir_all_in_root(root.get(), plan.process.cwd, 0755), "process.cwd");
     return root;
 }
 
@@ -227,7 +228,7 @@ Status finalize_root(const Plan& plan, Syscalls& sys) {
     if (plan.root_propagation != setup_propagation(plan.root_propagation)) {
         MR_TRY_WRAP(sys.mount("", "/", "", plan.root_propagation, ""), "linux.rootfsPropagation");
     }
-    if (plan.spec.root.readonly) {
+    if (plan.root_readonly) {
         explain::step(R"(mount("/", MS_BIND|MS_REMOUNT|MS_RDONLY): root.readonly)");
         UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (!root) {

@@ -54,9 +54,10 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
 Status idmap_bind_sources(const Plan& plan, std::vector<UniqueFd>& sources, Syscalls& sys);
 
 // Steps 1-5: returns an O_PATH fd of the prepared rootfs. `bind_sources` are
-// open_bind_sources()'s, each used up (and closed) by its entry.
+// open_bind_sources()'s, each used up (and closed) by its entry; `cgroup_binds` are the
+// "cgroup" entry's, planned by create (planned_cgroup_binds; empty: the init looks itself).
 Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
-                                Syscalls& sys);
+                                Syscalls& sys, const std::vector<CgroupBind>& cgroup_binds = {});
 
 // Step 6: pivot_into() with a mount namespace of the container's own, chroot_into()
 // without one.
@@ -71,15 +72,17 @@ Status finalize_root(const Plan& plan, Syscalls& sys);
 // bind entry needs one). With `defer_readonly`, a read-only entry is mounted writable for
 // now: finish_readonly() makes it read-only once what goes inside it exists.
 Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, UniqueFd source,
-                   bool defer_readonly, Syscalls& sys);
+                   bool defer_readonly, const std::vector<CgroupBind>& cgroup_binds, Syscalls& sys);
 
 // The read-only part of an entry: "ro" (MS_RDONLY) and "rro" (every mount below, too).
 Status finish_readonly(int root_fd, const MountStep& step, Syscalls& sys);
 
 // The "cgroup" entry (mount_cgroup.cpp).
-Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys);
+// `binds`: planned_cgroup_binds()'s, or empty: the init looks itself.
+Status mount_cgroup(const Plan& plan, const std::vector<CgroupBind>& binds, int root_fd,
+                    const MountStep& step, Syscalls& sys);
 // Its binds on a v1 or hybrid host, worked out by the parent from the host's hierarchies
-// and the container's cgroup (Plan::cgroup_binds); empty where the init must look itself.
+// and the container's cgroup (InitPlan::cgroup_binds); empty where the init must look itself.
 std::vector<CgroupBind> planned_cgroup_binds(const Plan& plan, const cgroup::Host& host,
                                              const cgroup::Cgroup& cgroup);
 

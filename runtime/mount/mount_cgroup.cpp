@@ -141,7 +141,8 @@ std::vector<CgroupBind> planned_cgroup_binds(const Plan& plan, const cgroup::Hos
     return binds;
 }
 
-Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscalls& sys) {
+Status mount_cgroup(const Plan& plan, const std::vector<CgroupBind>& binds, int root_fd,
+                    const MountStep& step, Syscalls& sys) {
     unsigned long flags = step.options.flags & ~MS_REMOUNT;
     // CVE-2023-25809 class: rootless, the cgroups bound here are the caller's own, and a
     // delegated one is writable by the container's root, which is the caller: limits the
@@ -149,9 +150,9 @@ Status mount_cgroup(const Plan& plan, int root_fd, const MountStep& step, Syscal
     if (rootless::active()) {
         flags |= MS_RDONLY;
     }
-    if (!plan.cgroup_binds.empty()) {
+    if (!binds.empty()) {
         MR_ASSIGN(UniqueFd tmpfs, mount_holder(root_fd, step, flags, sys));
-        for (const CgroupBind& bind : plan.cgroup_binds) {
+        for (const CgroupBind& bind : binds) {
             MR_TRY_WRAP(bind_into_tmpfs(tmpfs.get(), bind.name, bind.source, flags, sys),
                         cat("cgroup hierarchy ", bind.name));
         }

@@ -139,7 +139,7 @@ Status create_devices(const Plan& plan, int root_fd, Syscalls& sys) {
         char_device("/dev/full", 1, 7),    char_device("/dev/random", 1, 8),
         char_device("/dev/urandom", 1, 9), char_device("/dev/tty", 5, 0),
     };
-    devices.insert(devices.end(), plan.spec.linux.devices.begin(), plan.spec.linux.devices.end());
+    devices.insert(devices.end(), plan.devices.begin(), plan.devices.end());
     bool in_user_namespace = plan.has_own(spec::NamespaceType::user) || rootless::active();
     if (explain::enabled()) {
         explain::step(cat(in_user_namespace ? "mount(host node, MS_BIND)" : "mknodat", " for ",
@@ -162,7 +162,7 @@ Status create_devices(const Plan& plan, int root_fd, Syscalls& sys) {
     }
     // With a terminal, the pty's slave is bound onto /dev/console after pivot_root
     // (terminal.cpp); its mount point is made now, while a read-only /dev is still writable.
-    if (plan.spec.process && plan.spec.process->terminal) {
+    if (plan.process.terminal) {
         MR_TRY_WRAP(fs::ensure_file_in_root(root_fd, "/dev/console", 0600), "/dev/console");
     }
     return add_links(root_fd, dirs, sys);

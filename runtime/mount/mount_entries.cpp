@@ -208,7 +208,8 @@ Status set_propagation(int root_fd, const MountStep& step, const std::vector<uns
 } // namespace
 
 Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, UniqueFd source,
-                   bool defer_readonly, Syscalls& sys) {
+                   bool defer_readonly, const std::vector<CgroupBind>& cgroup_binds,
+                   Syscalls& sys) {
     MountStep step = configured;
     if (defer_readonly) {
         step.options.flags &= ~static_cast<unsigned long>(MS_RDONLY);
@@ -227,7 +228,7 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
                 step.is_cgroup ? ": cgroup hierarchies (runtime/mount/mount_cgroup.cpp)" : ""));
     }
     if (step.is_cgroup) {
-        return mount_cgroup(plan, root_fd, step, sys);
+        return mount_cgroup(plan, cgroup_binds, root_fd, step, sys);
     }
     if (step.options.bind) {
         if (!source) {

@@ -47,7 +47,7 @@ UniqueFd open_root() {
 } // namespace
 
 Status mask_paths(const Plan& plan, Syscalls& sys) {
-    const auto& paths = plan.spec.linux.masked_paths;
+    const auto& paths = plan.masked_paths;
     if (paths.empty()) {
         return {};
     }
@@ -90,7 +90,7 @@ Status mask_paths(const Plan& plan, Syscalls& sys) {
 }
 
 Status make_paths_readonly(const Plan& plan, Syscalls& sys) {
-    const auto& paths = plan.spec.linux.readonly_paths;
+    const auto& paths = plan.readonly_paths;
     if (paths.empty()) {
         return {};
     }

@@ -341,9 +341,9 @@ Result<std::vector<Bytes>> Netlink::transact(Bytes request) {
 
 // ---- the move
 
-Result<MovedNetDevices> MovedNetDevices::move(const Plan& plan, pid_t init, Syscalls& sys) {
+Result<MovedNetDevices> MovedNetDevices::move(const spec::Linux& linux, pid_t init, Syscalls& sys) {
     MovedNetDevices moved;
-    const auto& devices = plan.spec.linux.net_devices;
+    const auto& devices = linux.net_devices;
     if (devices.empty()) {
         return moved;
     }
@@ -351,7 +351,7 @@ Result<MovedNetDevices> MovedNetDevices::move(const Plan& plan, pid_t init, Sysc
     if (!moved.host_ns_) {
         return Error::from_errno("linux.netDevices: open the runtime's network namespace");
     }
-    const spec::Namespace* joined = plan.spec.linux.find_namespace(spec::NamespaceType::network);
+    const spec::Namespace* joined = linux.find_namespace(spec::NamespaceType::network);
     std::string target =
         joined != nullptr && !joined->path.empty() ? joined->path : cat("/proc/", init, "/ns/net");
     moved.container_ns_.reset(::open(target.c_str(), O_RDONLY | O_CLOEXEC));

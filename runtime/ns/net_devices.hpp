@@ -106,9 +106,9 @@ public:
     MovedNetDevices& operator=(MovedNetDevices&&) = delete;
     ~MovedNetDevices();
 
-    // Moves plan.spec.linux.net_devices into the network namespace of `init` (or the one
-    // the config joins). Each error names the device's path in config.json.
-    static Result<MovedNetDevices> move(const Plan& plan, pid_t init, Syscalls& sys);
+    // Moves linux.netDevices into the network namespace of `init` (or the one the config
+    // joins). Each error names the device's path in config.json.
+    static Result<MovedNetDevices> move(const spec::Linux& linux, pid_t init, Syscalls& sys);
 
     void commit() { committed_ = true; }
     [[nodiscard]] const std::vector<MovedDevice>& devices() const { return moved_; }

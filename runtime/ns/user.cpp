@@ -156,7 +156,7 @@ Status write_one(const MapKind& kind, pid_t init_pid, const std::vector<spec::Id
 
 } // namespace
 
-Status check_id_maps(const Plan& plan) {
+Status check_id_maps(const Plan& plan, const spec::Linux& linux) {
     if (::geteuid() == 0) {
         return {};
     }
@@ -169,14 +169,12 @@ Status check_id_maps(const Plan& plan) {
     if (!plan.creates(spec::NamespaceType::user)) {
         return {};
     }
-    const spec::Linux& linux = plan.spec.linux;
     MR_TRY(check_one(kUidMaps, linux.uid_mappings, ::geteuid()));
     MR_TRY(check_one(kGidMaps, linux.gid_mappings, ::getegid()));
     return {};
 }
 
-Status write_id_maps(pid_t init_pid, const Plan& plan) {
-    const spec::Linux& linux = plan.spec.linux;
+Status write_id_maps(pid_t init_pid, const Plan& plan, const spec::Linux& linux) {
     // An unprivileged writer may only map its own gid after denying setgroups(2), or it
     // could drop a group that denies it access (CVE-2014-8989). Root has CAP_SETGID in
     // the parent namespace and keeps setgroups usable for additionalGids, and so does

@@ -19,11 +19,11 @@ namespace minirun::runtime::user {
 // Parent side, before anything is created: whether a caller without the host's root may
 // make this container's user namespace, and write its maps (own id only, or ranges of
 // /etc/subuid and /etc/subgid through newuidmap/newgidmap): errors name the mapping.
-Status check_id_maps(const Plan& plan);
+Status check_id_maps(const Plan& plan, const spec::Linux& linux);
 
 // Parent side, right after clone(): gid_map, then uid_map, each written directly or
 // through newgidmap/newuidmap (rootless.hpp, MapWriter).
-Status write_id_maps(pid_t init_pid, const Plan& plan);
+Status write_id_maps(pid_t init_pid, const Plan& plan, const spec::Linux& linux);
 
 // Init side, once the maps exist: become the namespace's root.
 Status become_namespace_root(Syscalls& sys);

@@ -4,18 +4,18 @@
 
 namespace minirun::runtime::uts {
 
-Status set_names(const spec::Spec& spec, Syscalls& sys) {
-    if (!spec.hostname.empty()) {
+Status set_names(const std::string& hostname, const std::string& domainname, Syscalls& sys) {
+    if (!hostname.empty()) {
         if (explain::enabled()) {
-            explain::step(cat("sethostname(", quoted(spec.hostname), ")"));
+            explain::step(cat("sethostname(", quoted(hostname), ")"));
         }
-        MR_TRY_WRAP(sys.sethostname(spec.hostname), "hostname");
+        MR_TRY_WRAP(sys.sethostname(hostname), "hostname");
     }
-    if (!spec.domainname.empty()) {
+    if (!domainname.empty()) {
         if (explain::enabled()) {
-            explain::step(cat("setdomainname(", quoted(spec.domainname), ")"));
+            explain::step(cat("setdomainname(", quoted(domainname), ")"));
         }
-        MR_TRY_WRAP(sys.setdomainname(spec.domainname), "domainname");
+        MR_TRY_WRAP(sys.setdomainname(domainname), "domainname");
     }
     return {};
 }

@@ -11,6 +11,6 @@
 
 namespace minirun::runtime::uts {
 
-Status set_names(const spec::Spec& spec, Syscalls& sys);
+Status set_names(const std::string& hostname, const std::string& domainname, Syscalls& sys);
 
 } // namespace minirun::runtime::uts

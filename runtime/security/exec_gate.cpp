@@ -92,18 +92,18 @@ bool in_namespace(pid_t pid, const struct stat& ns) {
 
 } // namespace
 
-std::string unusable_because(const Plan& plan) {
+std::string unusable_because(const spec::Spec& spec) {
     if (kExecGateStubSize == 0) {
         return kNoGate;
     }
-    if (!plan.creates(spec::NamespaceType::pid)) {
+    if (!makes_own_pid_namespace(spec)) {
         return "no new PID namespace: other processes may see the init";
     }
-    const spec::Hooks& hooks = plan.spec.hooks;
+    const spec::Hooks& hooks = spec.hooks;
     if (!hooks.create_container.empty() || !hooks.start_container.empty()) {
         return "createContainer/startContainer hooks run as copies of the init";
     }
-    return unusable_for_any(*plan.spec.process, plan.spec.linux.seccomp);
+    return unusable_for_any(*spec.process, spec.linux.seccomp);
 }
 
 bool may_hold_ptrace(const spec::Process& process) {
@@ -144,17 +144,17 @@ std::string unusable_for_exec_because(const spec::Spec& spec, const spec::Proces
     return "";
 }
 
-Status mark_joined_pid_namespace(const Plan& plan, const std::string& root) {
+Status mark_joined_pid_namespace(const spec::Spec& spec, const std::string& root) {
     const spec::Namespace* pid = nullptr;
     const spec::Namespace* user = nullptr;
-    for (const spec::Namespace& ns : plan.spec.linux.namespaces) {
+    for (const spec::Namespace& ns : spec.linux.namespaces) {
         if (ns.type == spec::NamespaceType::pid) {
             pid = &ns;
         } else if (ns.type == spec::NamespaceType::user) {
             user = &ns;
         }
     }
-    if (pid == nullptr || pid->path.empty() || !may_hold_ptrace(*plan.spec.process)) {
+    if (pid == nullptr || pid->path.empty() || !may_hold_ptrace(*spec.process)) {
         return {};
     }
     struct stat joined {};

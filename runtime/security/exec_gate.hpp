@@ -62,7 +62,7 @@ namespace minirun::runtime::exec_gate {
 
 // Why `plan` must not use the gate (one line, for --explain), or "" when it may. Pure: it
 // looks at the plan only.
-std::string unusable_because(const Plan& plan);
+std::string unusable_because(const spec::Spec& spec);
 
 // What exec.cpp finds out about the container and the host for the rule above.
 struct ExecFacts {
@@ -91,7 +91,7 @@ std::string unusable_for_exec_because(const spec::Spec& spec, const spec::Proces
 // directory of every container under `root` whose init lives in that namespace (taking its
 // lock, so that no exec of it is between its choice and its exec). Containers of other
 // roots or runtimes are not seen: docs/security.md.
-Status mark_joined_pid_namespace(const Plan& plan, const std::string& root);
+Status mark_joined_pid_namespace(const spec::Spec& spec, const std::string& root);
 
 // How create, run and exec keep the runtime binary out of the container, once each knows
 // why the gate is ruled out for it ("": it is not).

@@ -32,7 +32,9 @@ std::string reason_for(const json& config) {
     auto plan = minirun::testing::PlanBundle().plan(config);
     INFO((plan ? std::string() : plan.error().message()));
     REQUIRE(plan);
-    return exec_gate::unusable_because(*plan);
+    auto spec = spec::parse_spec(config.dump());
+    REQUIRE(spec);
+    return exec_gate::unusable_because(*spec);
 }
 
 json seccomp_with(const std::string& default_action, const json& syscalls) {
@@ -119,7 +121,9 @@ std::string exec_reason_for(const json& config, const exec_gate::ExecFacts& fact
     auto process = spec::parse_process(process_json.dump(), "process.json");
     INFO((process ? std::string() : process.error().message()));
     REQUIRE(process);
-    return exec_gate::unusable_for_exec_because(plan->spec, *process, facts);
+    auto spec = spec::parse_spec(config.dump());
+    REQUIRE(spec);
+    return exec_gate::unusable_for_exec_because(*spec, *process, facts);
 }
 
 // The default capabilities of `runc spec`: no CAP_SYS_PTRACE anywhere.

@@ -2,9 +2,10 @@
 // error with its path), the set_mempolicy(2) arguments built from it, the call through the
 // seam and its place in the recipe.
 #include "fake_syscalls.hpp"
-#include "init.hpp"
 #include "minirun/units.hpp"
 #include "process/memory_policy.hpp"
+#include "recipe.hpp"
+#include "recipe_fixture.hpp"
 #include "spec_rules.hpp"
 #include "temp_dir.hpp"
 
@@ -225,14 +226,11 @@ TEST_CASE("memoryPolicy: a step of both the init and exec, after the cgroups, be
     // The step itself, for each taker: the policy the process was handed, nothing else.
     auto spec = spec::parse_spec(config_with({{"mode", "MPOL_INTERLEAVE"}, {"nodes", "0"}}).dump());
     REQUIRE(spec.ok());
-    for (runtime::Taker taker : {runtime::Taker::init, runtime::Taker::exec}) {
+    for (runtime::Taker taker : {runtime::Taker::init, runtime::Taker::process}) {
         FakeSyscalls sys;
-        runtime::security::ProcessSecurity security;
-        auto pair = runtime::create_sync_pair();
-        REQUIRE(pair.ok());
-        runtime::ProcessSetup setup{sys, *spec->process, 0, pair->second, security};
-        setup.memory_policy = &*spec->linux.memory_policy;
-        auto status = runtime::run_recipe(recipe, taker, setup, "memory policy", "memory policy");
+        minirun::testing::RecipeFixture fixture(*spec->process, {});
+        fixture.init.process.memory_policy = spec->linux.memory_policy;
+        auto status = fixture.run(taker, sys, "memory policy", "memory policy");
         REQUIRE(status.ok());
         CHECK(sys.calls == std::vector<std::string>{"set_mempolicy 3 1 65"});
     }

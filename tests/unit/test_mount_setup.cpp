@@ -69,12 +69,13 @@ struct Fixture {
 };
 
 // The parent's half (the bind sources) and the init's, as create runs them.
-Result<UniqueFd> prepare(const Plan& plan, FakeSyscalls& sys) {
+Result<UniqueFd> prepare(const Plan& plan, FakeSyscalls& sys,
+                         const std::vector<CgroupBind>& cgroup_binds = {}) {
     auto sources = mount::open_bind_sources(plan, sys);
     if (!sources) {
         return sources.error();
     }
-    return mount::prepare_rootfs(plan, *sources, sys);
+    return mount::prepare_rootfs(plan, *sources, sys, cgroup_binds);
 }
 
 } // namespace
@@ -511,12 +512,9 @@ TEST_CASE("process identity: groups, then gid, then uid", "[user]") {
 
 TEST_CASE("uts: hostname and domainname only when set", "[uts]") {
     FakeSyscalls sys;
-    spec::Spec spec;
-    REQUIRE(uts::set_names(spec, sys).ok());
+    REQUIRE(uts::set_names("", "", sys).ok());
     CHECK(sys.calls.empty());
-    spec.hostname = "box";
-    spec.domainname = "example";
-    REQUIRE(uts::set_names(spec, sys).ok());
+    REQUIRE(uts::set_names("box", "example", sys).ok());
     CHECK(sys.calls == std::vector<std::string>{"sethostname box", "setdomainname example"});
 }
 
@@ -592,14 +590,14 @@ TEST_CASE("rootfs: the cgroup entry binds the directories create planned, in mou
         cgroup::host_from(fs::parse_mountinfo(kHybridCgroupMounts), kHybridCgroupMemberships, "");
     REQUIRE(host.mounts_are_hierarchies);
     cgroup::Cgroup container = cgroup::Cgroup::for_path(host, "/c1");
-    plan.cgroup_binds = mount::planned_cgroup_binds(plan, host, container);
-    REQUIRE(plan.cgroup_binds.size() == 3);
-    CHECK(plan.cgroup_binds[0].name == "cpu");
-    CHECK(plan.cgroup_binds[0].source == "/sys/fs/cgroup/cpu/c1");
-    CHECK(plan.cgroup_binds[2].name == "unified");
-    CHECK(plan.cgroup_binds[2].source == "/sys/fs/cgroup/unified/c1");
+    auto cgroup_binds = mount::planned_cgroup_binds(plan, host, container);
+    REQUIRE(cgroup_binds.size() == 3);
+    CHECK(cgroup_binds[0].name == "cpu");
+    CHECK(cgroup_binds[0].source == "/sys/fs/cgroup/cpu/c1");
+    CHECK(cgroup_binds[2].name == "unified");
+    CHECK(cgroup_binds[2].source == "/sys/fs/cgroup/unified/c1");
 
-    REQUIRE(prepare(plan, f.sys).ok());
+    REQUIRE(prepare(plan, f.sys, cgroup_binds).ok());
     const std::string holder = f.rootfs + "/sys/fs/cgroup";
     std::vector<MountCall> binds;
     std::copy_if(f.sys.mounts.begin(), f.sys.mounts.end(), std::back_inserter(binds),

@@ -4,7 +4,8 @@
 // Everything runs against FakeSyscalls, without root: the steps from "cwd while privileged"
 // to "exec" are the init's own, with the fake standing in for the kernel.
 #include "fake_syscalls.hpp"
-#include "init.hpp"
+#include "recipe.hpp"
+#include "recipe_fixture.hpp"
 
 #include "minirun/spec.hpp"
 
@@ -35,27 +36,20 @@ spec::Spec spec_with(Edit edit, bool with_seccomp = false) {
 }
 
 // One init taking the privilege drop's stretch of the recipe against `sys`.
+security::ProcessSecurity prepared(const spec::Spec& spec) {
+    auto security = security::prepare(*spec.process, spec.linux);
+    REQUIRE(security.ok());
+    return std::move(*security);
+}
+
 struct DropRun {
-    Plan plan;
-    security::ProcessSecurity security;
-    InitContext context;
-    ParentEnd parent;
+    minirun::testing::RecipeFixture fixture;
+    ParentEnd& parent;
     Status status;
 
-    DropRun(spec::Spec spec, FakeSyscalls& sys) {
-        plan.spec = std::move(spec);
-        auto prepared = security::prepare(*plan.spec.process, plan.spec.linux);
-        REQUIRE(prepared.ok());
-        security = std::move(*prepared);
-        auto pair = create_sync_pair();
-        REQUIRE(pair.ok());
-        parent = std::move(pair->first);
-        context.sync = std::move(pair->second);
-        context.security = &security;
-        ProcessSetup setup{sys, *plan.spec.process, 0, context.sync, security};
-        setup.plan = &plan;
-        setup.init = &context;
-        status = run_recipe(process_recipe(), Taker::init, setup, kFirstDropStep, "exec");
+    DropRun(const spec::Spec& spec, FakeSyscalls& sys)
+        : fixture(*spec.process, prepared(spec)), parent(fixture.parent) {
+        status = fixture.run(Taker::init, sys, kFirstDropStep, "exec");
     }
 };
 
@@ -93,11 +87,13 @@ TEST_CASE("recipe: every step has a name, a reason and a taker; exec's list is t
     for (const auto& step : process_recipe()) {
         CHECK_FALSE(step.name.empty());
         CHECK_FALSE(step.why.empty());
-        CHECK(step.run != nullptr);
+        // A step's function for each process that takes it, and none for one that does not.
+        CHECK((step.init != nullptr) == takes(step.taker, Taker::init));
+        CHECK((step.exec != nullptr) == takes(step.taker, Taker::process));
         if (takes(step.taker, Taker::init)) {
             init_steps.emplace_back(step.name);
         }
-        if (takes(step.taker, Taker::exec)) {
+        if (takes(step.taker, Taker::process)) {
             exec_steps.emplace_back(step.name);
         }
     }
@@ -296,7 +292,7 @@ TEST_CASE("recipe: docs/architecture.md shows the recipes as they are", "[recipe
     for (const auto& step : process_recipe()) {
         table << "| " << ++number << " | " << step.name << " | "
               << (takes(step.taker, Taker::init) ? "yes" : "") << " | "
-              << (takes(step.taker, Taker::exec) ? "yes" : "") << " | " << table_cell(step.why)
+              << (takes(step.taker, Taker::process) ? "yes" : "") << " | " << table_cell(step.why)
               << " |\n";
     }
     check_generated("recipe", table.str());
@@ -308,13 +304,27 @@ TEST_CASE("recipe: docs/architecture.md shows the recipes as they are", "[recipe
         create << "| " << ++number << " | " << step.name << " | " << table_cell(step.why) << " |\n";
     }
     check_generated("create recipe", create.str());
+
+    std::ostringstream exec;
+    exec << "| # | step | why here |\n|---|---|---|\n";
+    number = 0;
+    for (const StepOutline& step : exec_recipe_outline()) {
+        exec << "| " << ++number << " | " << step.name << " | " << table_cell(step.why) << " |\n";
+    }
+    check_generated("exec recipe", exec.str());
 }
 
-TEST_CASE("recipe: every step of both recipes has its --explain=step card, and no card is stale",
+TEST_CASE("recipe: every step of the recipes has its --explain=step card, and no card is stale",
           "[recipe][explain]") {
     std::vector<std::string> steps;
     for (const auto& step : create_recipe_outline()) {
         steps.emplace_back(step.name);
+    }
+    // exec's: a step create has too (protect the runtime binary, ...) shares its card.
+    for (const auto& step : exec_recipe_outline()) {
+        if (std::find(steps.begin(), steps.end(), step.name) == steps.end()) {
+            steps.emplace_back(step.name);
+        }
     }
     for (const auto& step : process_recipe()) {
         steps.emplace_back(step.name);

@@ -2,8 +2,9 @@
 // every error with its path), the cpu list format, and where the recipe applies them, against
 // the fake syscalls (runtime/process/scheduling.cpp, runtime/init.cpp).
 #include "fake_syscalls.hpp"
-#include "init.hpp"
 #include "process/scheduling.hpp"
+#include "recipe.hpp"
+#include "recipe_fixture.hpp"
 
 #include "minirun/spec.hpp"
 #include "minirun/units.hpp"
@@ -314,7 +315,7 @@ TEST_CASE("scheduling: the recipe's places for them", "[sched][recipe]") {
         if (takes(step.taker, runtime::Taker::init)) {
             init_steps.emplace_back(step.name);
         }
-        if (takes(step.taker, runtime::Taker::exec)) {
+        if (takes(step.taker, runtime::Taker::process)) {
             exec_steps.emplace_back(step.name);
         }
     }
@@ -344,11 +345,8 @@ std::vector<std::string> first_calls(const spec::Process& process, runtime::Take
     spec::Linux linux_section;
     auto security = runtime::security::prepare(process, linux_section);
     REQUIRE(security.ok());
-    auto pair = runtime::create_sync_pair();
-    REQUIRE(pair.ok());
-    runtime::ProcessSetup setup{sys, process, 0, pair->second, *security};
-    auto status = runtime::run_recipe(runtime::process_recipe(), who, setup, "join cgroups",
-                                      "join namespaces");
+    minirun::testing::RecipeFixture fixture(process, std::move(*security));
+    auto status = fixture.run(who, sys, "join cgroups", "join namespaces");
     REQUIRE(status.ok());
     return sys.calls;
 }
@@ -376,7 +374,7 @@ TEST_CASE("scheduling: the calls in the recipe's order, init and exec", "[sched]
     CHECK(init[2] == batch);
     CHECK(init[3] == "ioprio_set 2 5");
     // An exec'd process: the final affinity first (it joined the cgroup just before).
-    auto exec = relevant(first_calls(*parsed, runtime::Taker::exec));
+    auto exec = relevant(first_calls(*parsed, runtime::Taker::process));
     REQUIRE(exec.size() == 5);
     CHECK(exec[0] == "sched_setaffinity 1");
     CHECK(exec[1].starts_with("close_range"));

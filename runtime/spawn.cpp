@@ -1,0 +1,65 @@
+#include "spawn.hpp"
+
+#include "minirun/explain.hpp"
+#include "minirun/log.hpp"
+#include "process/terminal.hpp"
+#include "security/exec_gate.hpp"
+
+#include <poll.h>
+
+namespace minirun::runtime {
+
+Status check_terminal_options(bool terminal, const std::string& console_socket, bool relayed_here,
+                              std::string_view terminal_option) {
+    if (terminal && console_socket.empty() && !relayed_here) {
+        return Error(EINVAL, cat(terminal_option, " is set: a detached process needs "
+                                                  "--console-socket to hand the terminal to"));
+    }
+    if (!terminal && !console_socket.empty()) {
+        return Error(EINVAL, cat("--console-socket given, but ", terminal_option, " is not set"));
+    }
+    return {};
+}
+
+Result<UniqueFd> protect_runtime_binary(std::string ruled_out, std::string_view gate_text,
+                                        char** reexec_argv, const sigset_t* reexec_mask) {
+    exec_gate::Protection protection;
+    protection.ruled_out = std::move(ruled_out);
+    protection.gate_text = gate_text;
+    protection.say = [](std::string_view text) {
+        if (explain::enabled()) {
+            explain::step(text);
+        } else {
+            log::debug(text);
+        }
+    };
+    protection.reexec_argv = reexec_argv;
+    // The new start blocks the signals again itself, and would take this mask for the
+    // container's process.
+    protection.reexec_mask = reexec_mask;
+    return exec_gate::protect_runtime_binary(protection);
+}
+
+Error child_error_or(ParentEnd& sync, const Error& fallback) {
+    struct pollfd ready = {sync.fd(), POLLIN, 0};
+    constexpr int kWaitMs = 200;
+    if (::poll(&ready, 1, kWaitMs) <= 0) {
+        return fallback;
+    }
+    auto event = sync.receive();
+    if (event && !event->eof && event->message == ToParent::kError) {
+        return event->error;
+    }
+    return fallback;
+}
+
+Status hand_over_terminal(const std::string& console_socket, UniqueFd& master) {
+    if (console_socket.empty()) {
+        return {};
+    }
+    MR_TRY(terminal::send_to_console_socket(console_socket, master.get()));
+    master.reset();
+    return {};
+}
+
+} // namespace minirun::runtime
