@@ -21,6 +21,11 @@ bool exists(const std::string& dir, const std::string& name) {
 
 namespace {
 
+WriteObserver& observer() {
+    static WriteObserver instance;
+    return instance;
+}
+
 UniqueFd open_for_writing(const std::string& path) {
     // O_TRUNC matters only for plain files (tests); cgroupfs ignores it.
     return UniqueFd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
@@ -35,10 +40,17 @@ Status write_value(int fd, const std::string& path, std::string_view value) {
     if (static_cast<size_t>(written) != value.size()) {
         return Error(EIO, cat("write ", quoted(value), " to ", path, ": short write"));
     }
+    if (observer()) {
+        observer()(path, value);
+    }
     return {};
 }
 
 } // namespace
+
+void observe_writes(WriteObserver next) {
+    observer() = std::move(next);
+}
 
 Status write(const std::string& dir, const std::string& name, std::string_view value) {
     std::string path = cat(dir, "/", name);

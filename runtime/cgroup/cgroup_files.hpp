@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -25,6 +26,11 @@ Status write(const std::string& dir, const std::string& name, std::string_view v
 // once for the values in a row that go to it (the ten rules of devices.allow).
 Status write_each(const std::string& dir,
                   const std::vector<std::pair<std::string, std::string>>& values);
+// Unit tests: called with the path and value of every write(2) that write() and
+// write_each() made, in order (the golden tests of Cgroup::apply pin that sequence).
+// An empty function, the default, observes nothing.
+using WriteObserver = std::function<void(const std::string& path, std::string_view value)>;
+void observe_writes(WriteObserver observer);
 // The content without its trailing newline.
 Result<std::string> read(const std::string& dir, const std::string& name);
 // A number, "max" reading as UINT64_MAX (the kernel's word for "no limit").
