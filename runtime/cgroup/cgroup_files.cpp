@@ -143,37 +143,10 @@ Status write_supported(const std::string& dir, const std::string& name, std::str
     return write(dir, name, value);
 }
 
-Status check_page_size(const std::string& size) {
-    if (size.empty() || size.find('/') != std::string::npos || size.starts_with('.')) {
-        return Error(EINVAL, cat("hugepage limit: invalid page size ", quoted(size)));
-    }
-    return {};
-}
-
-Status check_usage(const std::string& dir, const std::string& usage_file,
-                   const spec::MemoryResources& memory, bool updating) {
-    if (!updating || !memory.check_before_update.value_or(false) || memory.limit.value_or(0) <= 0) {
-        return {};
-    }
-    MR_ASSIGN(uint64_t usage, read_uint(dir, usage_file));
-    if (static_cast<uint64_t>(*memory.limit) < usage) {
-        return Error(EBUSY, cat("rejecting memory limit ", *memory.limit,
-                                " below the current usage ", usage));
-    }
-    return {};
-}
-
 void set_nonzero(nlohmann::json& out, const char* name, uint64_t value) {
     if (value != 0) {
         out[name] = value;
     }
-}
-
-nlohmann::json memory_entry(uint64_t usage, uint64_t max, uint64_t failcnt, uint64_t limit) {
-    nlohmann::json entry = {{"limit", limit}, {"failcnt", failcnt}};
-    set_nonzero(entry, "usage", usage);
-    set_nonzero(entry, "max", max);
-    return entry;
 }
 
 std::string Places::v1_dir(const std::string& controller) const {
