@@ -1,9 +1,10 @@
 // The container's cgroup: its directories in every hierarchy, made, limited and entered.
-// Which file a limit goes to is in cgroup_v1.cpp and cgroup_v2.cpp; this file decides
-// which directory handles which controller. Freezing, counting and removing it are in
-// cgroup_running.cpp.
+// Which files a controller's limits go to is in its own file, listed in controllers.hpp;
+// apply() walks that table and decides which directory handles which controller.
+// Freezing, counting and removing the cgroup are in cgroup_running.cpp.
 #include "cgroup/cgroup.hpp"
 #include "cgroup/cgroup_files.hpp"
+#include "cgroup/controllers.hpp"
 #include "fs.hpp"
 #include "minirun/log.hpp"
 #include "mountinfo.hpp"
@@ -161,6 +162,33 @@ Result<bool> make_with_parents(const std::string& key, const std::string& dir) {
     return made;
 }
 
+// One controller's values: to its v1 hierarchy, or on a unified host (or a hybrid one whose
+// v1 lacks it) to the cgroup2 directory; a cgroup2-only row to the cgroup2 directory
+// whatever the layout.
+Status write_controller(const files::Places& at, const controllers::Controller& controller,
+                        const controllers::Request& request) {
+    std::string name(controller.name);
+    if (controller.v1 == nullptr) {
+        if (at.v2.empty()) {
+            return Error(EOPNOTSUPP, cat("linux.resources.", name,
+                                         " needs cgroup v2, and this host mounts none"));
+        }
+        return controller.v2(at.v2, request);
+    }
+    if (std::string dir = at.v1_dir(name); !dir.empty() && !at.unified_host) {
+        return controller.v1(dir, request);
+    }
+    if (at.in_v2(name, std::string(controller.v2_name))) {
+        if (controller.v2 == nullptr) {
+            return Error(EOPNOTSUPP, cat("cannot set ", name, " limits: cgroup v2 has no ", name,
+                                         " controller"));
+        }
+        return controller.v2(at.v2, request);
+    }
+    return Error(EOPNOTSUPP, cat("cannot set ", name, " limits: no cgroup hierarchy holds the ",
+                                 quoted(name), " controller"));
+}
+
 } // namespace
 
 Result<size_t> Cgroup::create() {
@@ -224,104 +252,11 @@ Status Cgroup::apply(const spec::Resources& resources, bool updating) {
         return {};
     }
     files::Places at = files::places_of(paths_);
-    // A controller's values go to its v1 hierarchy, or on a unified host (or a hybrid one
-    // whose v1 lacks it) to the cgroup2 directory.
-    auto route = [&](const std::string& v1, const std::string& v2, const auto& write_v1,
-                     const auto& write_v2) -> Status {
-        if (std::string dir = at.v1_dir(v1); !dir.empty() && !at.unified_host) {
-            return write_v1(dir);
+    controllers::Request request{resources, updating, at.v2_controllers};
+    for (const controllers::Controller& controller : controllers::kTable) {
+        if (controller.wanted(resources)) {
+            MR_TRY(write_controller(at, controller, request));
         }
-        if (at.in_v2(v1, v2)) {
-            return write_v2(at.v2);
-        }
-        return Error(EOPNOTSUPP, cat("cannot set ", v1, " limits: no cgroup hierarchy holds the ",
-                                     quoted(v1), " controller"));
-    };
-    auto v1_only = [&](const std::string& v1, const auto& write_v1) -> Status {
-        return route(v1, "", write_v1, [&](const std::string&) -> Status {
-            return Error(EOPNOTSUPP,
-                         cat("cannot set ", v1, " limits: cgroup v2 has no ", v1, " controller"));
-        });
-    };
-
-    const auto& cpu = resources.cpu;
-    if (cpu && (!cpu->cpus.empty() || !cpu->mems.empty())) {
-        auto write = [&](const std::string& dir) {
-            return files::cpuset(dir, *cpu);
-        };
-        MR_TRY(route("cpuset", "cpuset", write, write));
-    }
-    if (!resources.devices.empty()) {
-        // On a hybrid host the v1 devices controller decides; a BPF program is a
-        // cgroup2-only device filter.
-        MR_TRY(route(
-            "devices", "",
-            [&](const std::string& dir) { return files::devices_v1(dir, resources.devices); },
-            [&](const std::string& dir) { return files::devices_v2(dir, resources.devices); }));
-    }
-    const auto& memory = resources.memory;
-    if (memory && (memory->limit || memory->reservation || memory->swap || memory->kernel ||
-                   memory->kernel_tcp || memory->swappiness || memory->disable_oom_killer)) {
-        MR_TRY(route(
-            "memory", "memory",
-            [&](const std::string& dir) { return files::memory_v1(dir, *memory, updating); },
-            [&](const std::string& dir) { return files::memory_v2(dir, *memory, updating); }));
-    }
-    if (cpu && (cpu->shares || cpu->quota || cpu->period || cpu->burst || cpu->realtime_runtime ||
-                cpu->realtime_period || cpu->idle)) {
-        MR_TRY(route(
-            "cpu", "cpu", [&](const std::string& dir) { return files::cpu_v1(dir, *cpu); },
-            [&](const std::string& dir) { return files::cpu_v2(dir, *cpu); }));
-    }
-    if (resources.pids) {
-        auto write = [&](const std::string& dir) {
-            return files::pids(dir, *resources.pids);
-        };
-        MR_TRY(route("pids", "pids", write, write));
-    }
-    const auto& block_io = resources.block_io;
-    if (block_io &&
-        (block_io->weight || block_io->leaf_weight || !block_io->weight_device.empty() ||
-         !block_io->throttle_read_bps_device.empty() ||
-         !block_io->throttle_write_bps_device.empty() ||
-         !block_io->throttle_read_iops_device.empty() ||
-         !block_io->throttle_write_iops_device.empty())) {
-        MR_TRY(route(
-            "blkio", "io", [&](const std::string& dir) { return files::blkio_v1(dir, *block_io); },
-            [&](const std::string& dir) { return files::io_v2(dir, *block_io); }));
-    }
-    if (!resources.hugepage_limits.empty()) {
-        const auto& limits = resources.hugepage_limits;
-        MR_TRY(route(
-            "hugetlb", "hugetlb",
-            [&](const std::string& dir) { return files::hugetlb_v1(dir, limits); },
-            [&](const std::string& dir) { return files::hugetlb_v2(dir, limits); }));
-    }
-    if (const auto& network = resources.network) {
-        if (network->class_id) {
-            MR_TRY(v1_only("net_cls", [&](const std::string& dir) {
-                return files::net_cls_v1(dir, *network);
-            }));
-        }
-        if (!network->priorities.empty()) {
-            MR_TRY(v1_only("net_prio", [&](const std::string& dir) {
-                return files::net_prio_v1(dir, *network);
-            }));
-        }
-    }
-    if (!resources.rdma.empty()) {
-        auto write = [&](const std::string& dir) {
-            return files::rdma(dir, resources.rdma);
-        };
-        MR_TRY(route("rdma", "rdma", write, write));
-    }
-    // Last, as runc: raw cgroup2 values may override what the typed fields wrote.
-    if (!resources.unified.empty()) {
-        if (at.v2.empty()) {
-            return Error(EOPNOTSUPP,
-                         "linux.resources.unified needs cgroup v2, and this host mounts none");
-        }
-        MR_TRY(files::unified_v2(at.v2, resources.unified, at.v2_controllers));
     }
     return {};
 }

@@ -7,15 +7,15 @@
 // a cgroup2 tree at /sys/fs/cgroup/unified holding whatever controllers v1 left over.
 //
 // A container gets one directory of the same relative path in every hierarchy. The
-// files written there, and their v1/v2 names and unit conversions, are in
-// cgroup_v1.cpp and cgroup_v2.cpp; the device allow-list is in cgroup_devices.cpp.
+// files written there, their v1/v2 names and unit conversions, are in one file per
+// controller (cgroup_memory.cpp, cgroup_cpu.cpp, ...), listed in the table of
+// controllers.hpp that apply() walks.
 //
 //   the host's layout, paths   cgroup_host.cpp     Host, detect_host, resolve_path
 //   the container's cgroup     cgroup.cpp          Cgroup: create, apply, for_exec; SelfJoin
 //   ... running and removed    cgroup_running.cpp  Cgroup: freeze, pids, stats, remove
 //   interface files            cgroup_files.cpp    read, write, Places (cgroup_files.hpp)
-//   v1 files                   cgroup_v1.cpp
-//   v2 files                   cgroup_v2.cpp
+//   the controllers            controllers.hpp     one row each: its v1 and v2 writers
 //   devices                    cgroup_devices.cpp  v1 rules, v2 BPF_CGROUP_DEVICE program
 #pragma once
 
@@ -98,9 +98,11 @@ struct RequestedController {
 // What a container's limits need (cgroup_rootless.cpp); device rules are not limits here.
 std::vector<RequestedController> requested_controllers(const spec::Resources& resources);
 
-// runc's conversion of cpu shares (v1, 2..262144) to cpu.weight (v2, 1..10000).
+// runc's conversion of cpu shares (v1, 2..262144) to cpu.weight (v2, 1..10000)
+// (cgroup_cpu.cpp).
 uint64_t shares_to_weight(uint64_t shares);
-// runc's conversion of a blkio weight (v1, 10..1000) to io.weight (v2, 1..10000).
+// runc's conversion of a blkio weight (v1, 10..1000) to io.weight (v2, 1..10000)
+// (cgroup_blkio.cpp).
 uint64_t blkio_weight_to_io_weight(uint64_t weight);
 
 // The container's cgroup: one directory per hierarchy (per key), absolute paths.

@@ -5,9 +5,12 @@
 // Meaning of a rule list, on both versions: everything starts denied, and for each kind of
 // access asked for (r, w, m) the last rule matching the device and that access decides.
 #include "cgroup/cgroup_devices.hpp"
+#include "cgroup/cgroup_files.hpp"
+#include "cgroup/controllers.hpp"
 
 #include "minirun/fd.hpp"
 
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -478,5 +481,29 @@ Status attach_device_program(int cgroup_dir_fd, const std::vector<spec::DeviceCg
     }
     return {};
 }
+
+// ---- the devices row of controllers.hpp ----
+
+namespace controllers {
+
+bool devices_wanted(const spec::Resources& resources) {
+    return !resources.devices.empty();
+}
+
+Status devices_v1(const std::string& dir, const Request& request) {
+    return files::write_each(dir, v1_device_writes(request.resources.devices));
+}
+
+Status devices_v2(const std::string& dir, const Request& request) {
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) {
+        return Error::from_errno(cat("open ", dir));
+    }
+    MR_TRY_WRAP(attach_device_program(fd.get(), request.resources.devices),
+                cat("device rules of cgroup ", dir));
+    return {};
+}
+
+} // namespace controllers
 
 } // namespace minirun::runtime::cgroup

@@ -21,6 +21,11 @@ bool exists(const std::string& dir, const std::string& name) {
 
 namespace {
 
+WriteObserver& observer() {
+    static WriteObserver instance;
+    return instance;
+}
+
 UniqueFd open_for_writing(const std::string& path) {
     // O_TRUNC matters only for plain files (tests); cgroupfs ignores it.
     return UniqueFd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
@@ -35,10 +40,17 @@ Status write_value(int fd, const std::string& path, std::string_view value) {
     if (static_cast<size_t>(written) != value.size()) {
         return Error(EIO, cat("write ", quoted(value), " to ", path, ": short write"));
     }
+    if (observer()) {
+        observer()(path, value);
+    }
     return {};
 }
 
 } // namespace
+
+void observe_writes(WriteObserver next) {
+    observer() = std::move(next);
+}
 
 Status write(const std::string& dir, const std::string& name, std::string_view value) {
     std::string path = cat(dir, "/", name);
@@ -131,37 +143,10 @@ Status write_supported(const std::string& dir, const std::string& name, std::str
     return write(dir, name, value);
 }
 
-Status check_page_size(const std::string& size) {
-    if (size.empty() || size.find('/') != std::string::npos || size.starts_with('.')) {
-        return Error(EINVAL, cat("hugepage limit: invalid page size ", quoted(size)));
-    }
-    return {};
-}
-
-Status check_usage(const std::string& dir, const std::string& usage_file,
-                   const spec::MemoryResources& memory, bool updating) {
-    if (!updating || !memory.check_before_update.value_or(false) || memory.limit.value_or(0) <= 0) {
-        return {};
-    }
-    MR_ASSIGN(uint64_t usage, read_uint(dir, usage_file));
-    if (static_cast<uint64_t>(*memory.limit) < usage) {
-        return Error(EBUSY, cat("rejecting memory limit ", *memory.limit,
-                                " below the current usage ", usage));
-    }
-    return {};
-}
-
 void set_nonzero(nlohmann::json& out, const char* name, uint64_t value) {
     if (value != 0) {
         out[name] = value;
     }
-}
-
-nlohmann::json memory_entry(uint64_t usage, uint64_t max, uint64_t failcnt, uint64_t limit) {
-    nlohmann::json entry = {{"limit", limit}, {"failcnt", failcnt}};
-    set_nonzero(entry, "usage", usage);
-    set_nonzero(entry, "max", max);
-    return entry;
 }
 
 std::string Places::v1_dir(const std::string& controller) const {

@@ -1,5 +1,6 @@
-// Internal to cgroup*.cpp: reading and writing interface files, and which directory of a
-// container's cgroup holds which controller.
+// Internal to runtime/cgroup/: reading and writing interface files, and which directory of
+// a container's cgroup holds which controller. What each controller writes is in its own
+// file (controllers.hpp).
 #pragma once
 
 #include "cgroup/cgroup.hpp"
@@ -8,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -25,6 +27,11 @@ Status write(const std::string& dir, const std::string& name, std::string_view v
 // once for the values in a row that go to it (the ten rules of devices.allow).
 Status write_each(const std::string& dir,
                   const std::vector<std::pair<std::string, std::string>>& values);
+// Unit tests: called with the path and value of every write(2) that write() and
+// write_each() made, in order (the golden tests of Cgroup::apply pin that sequence).
+// An empty function, the default, observes nothing.
+using WriteObserver = std::function<void(const std::string& path, std::string_view value)>;
+void observe_writes(WriteObserver observer);
 // The content without its trailing newline.
 Result<std::string> read(const std::string& dir, const std::string& name);
 // A number, "max" reading as UINT64_MAX (the kernel's word for "no limit").
@@ -44,16 +51,8 @@ uint64_t uint_or_zero(const std::string& dir, const std::string& name);
 // container without a limit it asked for is the worse failure. `field` is the JSON path.
 Status write_supported(const std::string& dir, const std::string& name, std::string_view value,
                        std::string_view field);
-// A hugepage size ("2MB") becomes part of a file name: nothing that leaves the directory.
-Status check_page_size(const std::string& size);
-// The usage check of linux.resources.memory.checkBeforeUpdate.
-Status check_usage(const std::string& dir, const std::string& usage_file,
-                   const spec::MemoryResources& memory, bool updating);
-
 // JSON in runc's style: a Go `omitempty` field is left out when zero.
 void set_nonzero(nlohmann::json& out, const char* name, uint64_t value);
-// runc's MemoryEntry: limit and failcnt always, usage and max when not zero.
-nlohmann::json memory_entry(uint64_t usage, uint64_t max, uint64_t failcnt, uint64_t limit);
 
 // The directories of a container's cgroup (cgroup.cpp, cgroup_running.cpp).
 // The keys "" (unified host) and "unified" (hybrid host) are cgroup2 directories.
@@ -82,34 +81,5 @@ struct Places {
                              const std::string& v2_controller) const;
 };
 Places places_of(const std::map<std::string, std::string>& paths);
-
-// The writes of Cgroup::apply, one function per controller and version.
-Status memory_v1(const std::string& dir, const spec::MemoryResources& memory, bool updating);
-Status memory_v2(const std::string& dir, const spec::MemoryResources& memory, bool updating);
-Status cpu_v1(const std::string& dir, const spec::CpuResources& cpu);
-Status cpu_v2(const std::string& dir, const spec::CpuResources& cpu);
-Status cpuset(const std::string& dir, const spec::CpuResources& cpu); // same names in both
-Status pids(const std::string& dir, const spec::PidsResources& pids); // same in both
-Status blkio_v1(const std::string& dir, const spec::BlockIoResources& block_io);
-Status io_v2(const std::string& dir, const spec::BlockIoResources& block_io);
-Status hugetlb_v1(const std::string& dir, const std::vector<spec::HugepageLimit>& limits);
-Status hugetlb_v2(const std::string& dir, const std::vector<spec::HugepageLimit>& limits);
-Status net_cls_v1(const std::string& dir, const spec::NetworkResources& network);
-Status net_prio_v1(const std::string& dir, const spec::NetworkResources& network);
-Status rdma(const std::string& dir, const std::map<std::string, spec::RdmaLimit>& limits);
-Status devices_v1(const std::string& dir, const std::vector<spec::DeviceCgroupRule>& rules);
-Status devices_v2(const std::string& dir, const std::vector<spec::DeviceCgroupRule>& rules);
-Status unified_v2(const std::string& dir, const std::map<std::string, std::string>& values,
-                  const std::set<std::string>& controllers);
-
-// The sections of Cgroup::stats, in runc's types.Stats shape.
-void cpu_stats_v1(const std::string& cpu_dir, const std::string& cpuacct_dir, nlohmann::json& out);
-void cpu_stats_v2(const std::string& dir, nlohmann::json& out);
-void memory_stats_v1(const std::string& dir, nlohmann::json& out);
-void memory_stats_v2(const std::string& dir, nlohmann::json& out);
-void pids_stats(const std::string& dir, nlohmann::json& out); // same files in both
-void blkio_stats_v1(const std::string& dir, nlohmann::json& out);
-void io_stats_v2(const std::string& dir, nlohmann::json& out);
-void hugetlb_stats(const std::string& dir, bool v2, nlohmann::json& out);
 
 } // namespace minirun::runtime::cgroup::files

@@ -2,6 +2,7 @@
 // statistics read, its processes killed and its directories removed.
 #include "cgroup/cgroup.hpp"
 #include "cgroup/cgroup_files.hpp"
+#include "cgroup/controllers.hpp"
 #include "fs.hpp"
 
 #include <unistd.h>
@@ -189,30 +190,30 @@ Result<nlohmann::json> Cgroup::stats() const {
         return at.unified_host ? std::string() : at.v1_dir(controller);
     };
     if (!v1("cpu").empty() || !v1("cpuacct").empty()) {
-        files::cpu_stats_v1(v1("cpu"), v1("cpuacct"), data["cpu"]);
+        controllers::cpu_stats_v1(v1("cpu"), v1("cpuacct"), data["cpu"]);
     } else if (!at.v2.empty()) {
         // cpu.stat's usage lines are in every cgroup2 directory, controller or not.
-        files::cpu_stats_v2(at.v2, data["cpu"]);
+        controllers::cpu_stats_v2(at.v2, data["cpu"]);
     }
     if (std::string dir = v1("memory"); !dir.empty()) {
-        files::memory_stats_v1(dir, data["memory"]);
+        controllers::memory_stats_v1(dir, data["memory"]);
     } else if (at.in_v2("memory", "memory")) {
-        files::memory_stats_v2(at.v2, data["memory"]);
+        controllers::memory_stats_v2(at.v2, data["memory"]);
     }
     if (std::string dir = v1("pids"); !dir.empty()) {
-        files::pids_stats(dir, data["pids"]);
+        controllers::pids_stats(dir, data["pids"]);
     } else if (at.in_v2("pids", "pids")) {
-        files::pids_stats(at.v2, data["pids"]);
+        controllers::pids_stats(at.v2, data["pids"]);
     }
     if (std::string dir = v1("blkio"); !dir.empty()) {
-        files::blkio_stats_v1(dir, data["blkio"]);
+        controllers::blkio_stats_v1(dir, data["blkio"]);
     } else if (at.in_v2("blkio", "io")) {
-        files::io_stats_v2(at.v2, data["blkio"]);
+        controllers::io_stats_v2(at.v2, data["blkio"]);
     }
     if (std::string dir = v1("hugetlb"); !dir.empty()) {
-        files::hugetlb_stats(dir, false, data["hugetlb"]);
+        controllers::hugetlb_stats(dir, false, data["hugetlb"]);
     } else if (at.in_v2("hugetlb", "hugetlb")) {
-        files::hugetlb_stats(at.v2, true, data["hugetlb"]);
+        controllers::hugetlb_stats(at.v2, true, data["hugetlb"]);
     }
     return data;
 }

@@ -3,23 +3,14 @@
 // The program is not compared byte for byte: a small interpreter for the instructions it
 // uses runs it on (type, major, minor, access) requests, and its answers are checked by hand
 // and against a model of the rules' meaning (per access, the last matching rule decides;
-// nothing matching: denied). The [cgroup-devices-root] test attaches programs to a real
-// cgroup2 directory and opens devices from a process inside it.
+// nothing matching: denied). The [cgroup-devices-root] test (test_cgroup_devices_root.cpp)
+// attaches programs to a real cgroup2 directory and opens devices from a process inside it.
 #include "cgroup/cgroup_devices.hpp"
-
-#include "minirun/fd.hpp"
+#include "cgroup_device_rules.hpp"
 
 #include <catch2/catch.hpp>
-#include <fcntl.h>
-#include <linux/magic.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <array>
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -27,48 +18,13 @@
 #include <utility>
 #include <vector>
 
-using minirun::UniqueFd;
-using minirun::runtime::cgroup::attach_device_program;
 using minirun::runtime::cgroup::device_program;
 using minirun::runtime::cgroup::effective_device_rules;
 using minirun::runtime::cgroup::v1_device_writes;
 namespace spec = minirun::spec;
+using namespace minirun::testing::device_rules;
 
 namespace {
-
-using Rules = std::vector<spec::DeviceCgroupRule>;
-using Writes = std::vector<std::pair<std::string, std::string>>;
-
-constexpr int64_t any = -1; // "no major/minor" in the helpers below
-
-spec::DeviceCgroupRule rule(bool allow, const std::string& type, int64_t major, int64_t minor,
-                            const std::string& access) {
-    spec::DeviceCgroupRule made;
-    made.allow = allow;
-    made.type = type;
-    if (major != any) {
-        made.major = major;
-    }
-    if (minor != any) {
-        made.minor = minor;
-    }
-    made.access = access;
-    return made;
-}
-
-spec::DeviceCgroupRule allow(const std::string& type, int64_t major, int64_t minor,
-                             const std::string& access) {
-    return rule(true, type, major, minor, access);
-}
-
-spec::DeviceCgroupRule deny(const std::string& type, int64_t major, int64_t minor,
-                            const std::string& access) {
-    return rule(false, type, major, minor, access);
-}
-
-spec::DeviceCgroupRule deny_all() {
-    return deny("a", any, any, "rwm");
-}
 
 std::string describe(const spec::DeviceCgroupRule& r) {
     auto number = [](const std::optional<int64_t>& n) {
@@ -106,109 +62,138 @@ uint32_t access_bits(const std::string& access) {
     return bits;
 }
 
+// The state of one run: the context, the registers, which of them are set, and whether r1
+// still is the context pointer. Each step returns false (with a failed CHECK) on an
+// instruction outside the subset the generator may emit.
+struct Machine {
+    bpf_cgroup_dev_ctx context{};
+    std::array<uint64_t, 11> reg{};
+    std::array<bool, 11> set{};
+    bool r1_is_context = true;
+
+    // LDX: a 32-bit word of the context.
+    bool load(const bpf_insn& insn, size_t pc) {
+        const uint8_t dst = insn.dst_reg;
+        if (BPF_MODE(insn.code) != BPF_MEM || BPF_SIZE(insn.code) != BPF_W ||
+            insn.src_reg != BPF_REG_1 || !r1_is_context || insn.off < 0 ||
+            static_cast<size_t>(insn.off) + 4 > sizeof(context) || insn.off % 4 != 0) {
+            FAIL_CHECK("bad load at " << pc);
+            return false;
+        }
+        uint32_t word = 0;
+        std::memcpy(&word, reinterpret_cast<const char*>(&context) + insn.off, 4);
+        reg[dst] = word;
+        set[dst] = true;
+        if (dst == BPF_REG_1) {
+            r1_is_context = false;
+        }
+        return true;
+    }
+
+    // ALU: MOV, AND and RSH on 32 bits.
+    bool alu(const bpf_insn& insn, size_t pc) {
+        const uint8_t dst = insn.dst_reg;
+        const uint8_t src = insn.src_reg;
+        const bool from_reg = BPF_SRC(insn.code) == BPF_X;
+        if (from_reg && !set[src]) {
+            FAIL_CHECK("read of unset r" << int(src) << " at " << pc);
+            return false;
+        }
+        const auto operand =
+            from_reg ? static_cast<uint32_t>(reg[src]) : static_cast<uint32_t>(insn.imm);
+        const auto value = static_cast<uint32_t>(reg[dst]);
+        switch (BPF_OP(insn.code)) {
+        case BPF_MOV:
+            reg[dst] = operand;
+            break;
+        case BPF_AND:
+            reg[dst] = value & operand;
+            break;
+        case BPF_RSH:
+            reg[dst] = operand < 32 ? value >> operand : 0;
+            break;
+        default:
+            FAIL_CHECK("unexpected ALU op at " << pc);
+            return false;
+        }
+        if (BPF_OP(insn.code) != BPF_MOV && !set[dst]) {
+            FAIL_CHECK("read of unset r" << int(dst) << " at " << pc);
+            return false;
+        }
+        if (dst == BPF_REG_1) {
+            r1_is_context = false;
+        }
+        set[dst] = true;
+        return true;
+    }
+
+    // JMP other than EXIT: how many instructions it skips (forward only), nullopt on a bad one.
+    std::optional<size_t> jump(const bpf_insn& insn, size_t pc) {
+        const uint8_t op = BPF_OP(insn.code);
+        if (BPF_SRC(insn.code) != BPF_K || insn.off < 0) {
+            FAIL_CHECK("unexpected jump at " << pc);
+            return std::nullopt;
+        }
+        bool taken = false;
+        if (op == BPF_JA) {
+            taken = true;
+        } else if (op == BPF_JEQ || op == BPF_JNE) {
+            if (!set[insn.dst_reg]) {
+                FAIL_CHECK("test of unset r" << int(insn.dst_reg) << " at " << pc);
+                return std::nullopt;
+            }
+            const auto imm = static_cast<uint64_t>(static_cast<int64_t>(insn.imm));
+            taken = (reg[insn.dst_reg] == imm) == (op == BPF_JEQ);
+        } else {
+            FAIL_CHECK("unexpected jump op at " << pc);
+            return std::nullopt;
+        }
+        return taken ? static_cast<size_t>(insn.off) : 0;
+    }
+};
+
 // Runs `program` as the kernel would for `request`: returns r0, or nullopt (with a failed
 // CHECK) on an instruction outside the subset the generator may emit, an out-of-range jump
 // or a backward one.
 std::optional<uint64_t> run(const std::vector<bpf_insn>& program, const Request& request) {
-    bpf_cgroup_dev_ctx context{};
-    context.access_type = (access_bits(request.access) << 16) |
-                          (request.type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR);
-    context.major = request.major;
-    context.minor = request.minor;
-
-    std::array<uint64_t, 11> reg{};
-    std::array<bool, 11> set{};
-    set[BPF_REG_1] = true; // r1 is the context pointer; only LDX reads through it
-    bool r1_is_context = true;
+    Machine machine;
+    machine.context.access_type = (access_bits(request.access) << 16) |
+                                  (request.type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR);
+    machine.context.major = request.major;
+    machine.context.minor = request.minor;
+    machine.set[BPF_REG_1] = true; // r1 is the context pointer; only LDX reads through it
     size_t pc = 0;
     while (pc < program.size()) {
         const bpf_insn& insn = program[pc];
         const uint8_t cls = BPF_CLASS(insn.code);
-        const uint8_t dst = insn.dst_reg;
-        const uint8_t src = insn.src_reg;
-        if (dst > 10 || src > 10) {
+        if (insn.dst_reg > 10 || insn.src_reg > 10) {
             FAIL_CHECK("bad register at " << pc);
             return std::nullopt;
         }
+        if (cls == BPF_JMP && BPF_OP(insn.code) == BPF_EXIT) {
+            if (!machine.set[BPF_REG_0]) {
+                FAIL_CHECK("exit with r0 unset at " << pc);
+                return std::nullopt;
+            }
+            return machine.reg[BPF_REG_0];
+        }
+        size_t next = pc + 1;
+        bool stepped = false;
         if (cls == BPF_LDX) {
-            if (BPF_MODE(insn.code) != BPF_MEM || BPF_SIZE(insn.code) != BPF_W ||
-                src != BPF_REG_1 || !r1_is_context || insn.off < 0 ||
-                static_cast<size_t>(insn.off) + 4 > sizeof(context) || insn.off % 4 != 0) {
-                FAIL_CHECK("bad load at " << pc);
-                return std::nullopt;
-            }
-            uint32_t word = 0;
-            std::memcpy(&word, reinterpret_cast<const char*>(&context) + insn.off, 4);
-            reg[dst] = word;
-            set[dst] = true;
-            if (dst == BPF_REG_1) {
-                r1_is_context = false;
-            }
-            ++pc;
+            stepped = machine.load(insn, pc);
         } else if (cls == BPF_ALU) {
-            const bool from_reg = BPF_SRC(insn.code) == BPF_X;
-            if (from_reg && !set[src]) {
-                FAIL_CHECK("read of unset r" << int(src) << " at " << pc);
-                return std::nullopt;
-            }
-            const auto operand =
-                from_reg ? static_cast<uint32_t>(reg[src]) : static_cast<uint32_t>(insn.imm);
-            const auto value = static_cast<uint32_t>(reg[dst]);
-            switch (BPF_OP(insn.code)) {
-            case BPF_MOV:
-                reg[dst] = operand;
-                break;
-            case BPF_AND:
-                reg[dst] = value & operand;
-                break;
-            case BPF_RSH:
-                reg[dst] = operand < 32 ? value >> operand : 0;
-                break;
-            default:
-                FAIL_CHECK("unexpected ALU op at " << pc);
-                return std::nullopt;
-            }
-            if (BPF_OP(insn.code) != BPF_MOV && !set[dst]) {
-                FAIL_CHECK("read of unset r" << int(dst) << " at " << pc);
-                return std::nullopt;
-            }
-            if (dst == BPF_REG_1) {
-                r1_is_context = false;
-            }
-            set[dst] = true;
-            ++pc;
+            stepped = machine.alu(insn, pc);
         } else if (cls == BPF_JMP) {
-            const uint8_t op = BPF_OP(insn.code);
-            if (op == BPF_EXIT) {
-                if (!set[BPF_REG_0]) {
-                    FAIL_CHECK("exit with r0 unset at " << pc);
-                    return std::nullopt;
-                }
-                return reg[BPF_REG_0];
-            }
-            if (BPF_SRC(insn.code) != BPF_K || insn.off < 0) {
-                FAIL_CHECK("unexpected jump at " << pc);
-                return std::nullopt;
-            }
-            bool taken = false;
-            if (op == BPF_JA) {
-                taken = true;
-            } else if (op == BPF_JEQ || op == BPF_JNE) {
-                if (!set[dst]) {
-                    FAIL_CHECK("test of unset r" << int(dst) << " at " << pc);
-                    return std::nullopt;
-                }
-                const auto imm = static_cast<uint64_t>(static_cast<int64_t>(insn.imm));
-                taken = (reg[dst] == imm) == (op == BPF_JEQ);
-            } else {
-                FAIL_CHECK("unexpected jump op at " << pc);
-                return std::nullopt;
-            }
-            pc += 1 + (taken ? static_cast<size_t>(insn.off) : 0);
+            auto skip = machine.jump(insn, pc);
+            stepped = skip.has_value();
+            next += skip.value_or(0);
         } else {
             FAIL_CHECK("unexpected instruction class at " << pc);
+        }
+        if (!stepped) {
             return std::nullopt;
         }
+        pc = next;
     }
     FAIL_CHECK("ran off the end of the program");
     return std::nullopt;
@@ -513,179 +498,4 @@ TEST_CASE("cgroup devices: rules that can match nothing are left out", "[cgroup-
     CHECK(allowed(negative, {'c', 7, 3, "r"}));
     CHECK(v1_device_writes(negative) ==
           Writes{{"devices.deny", "a"}, {"devices.allow", "c *:3 r"}});
-}
-
-// ---- attach_device_program, for real ----
-
-namespace {
-
-constexpr const char* unified_mount = "/sys/fs/cgroup/unified";
-
-bool is_cgroup2(const char* path) {
-    struct statfs fs {};
-    return ::statfs(path, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
-}
-
-// The number of device programs attached to the directory itself.
-long attached_count(int dir_fd) {
-    std::array<uint32_t, 64> ids{};
-    bpf_attr attr{};
-    attr.query.target_fd = static_cast<uint32_t>(dir_fd);
-    attr.query.attach_type = BPF_CGROUP_DEVICE;
-    attr.query.prog_ids = reinterpret_cast<uintptr_t>(ids.data());
-    attr.query.prog_cnt = ids.size();
-    if (::syscall(SYS_bpf, BPF_PROG_QUERY, &attr, sizeof(attr)) < 0) {
-        return -1;
-    }
-    return attr.query.prog_cnt;
-}
-
-// The errno of each open (0: it worked), from a child that moved itself into the cgroup.
-struct Opens {
-    int null_rdwr = -1;
-    int zero_rdonly = -1;
-    int urandom_rdonly = -1;
-    int full_rdonly = -1;
-};
-
-// A scratch cgroup2 directory, removed (after its processes are gone) whatever happens.
-class ScratchCgroup {
-public:
-    ScratchCgroup()
-        : path_(std::string(unified_mount) + "/mini-run-devtest-" + std::to_string(::getpid())) {
-        ::rmdir(path_.c_str()); // left over from a crashed run with the same pid
-        if (::mkdir(path_.c_str(), 0755) == 0) {
-            made_ = true;
-            dir_.reset(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        }
-    }
-    ScratchCgroup(const ScratchCgroup&) = delete;
-    ScratchCgroup& operator=(const ScratchCgroup&) = delete;
-    ~ScratchCgroup() {
-        dir_.reset();
-        if (made_) {
-            ::rmdir(path_.c_str());
-        }
-    }
-    [[nodiscard]] const std::string& path() const { return path_; }
-    [[nodiscard]] int fd() const { return dir_.get(); }
-
-private:
-    std::string path_;
-    bool made_ = false;
-    UniqueFd dir_;
-};
-
-// Forks a child that joins the cgroup, tries the opens and writes the errnos to a pipe.
-// The child is always reaped before this returns, so the cgroup can be removed.
-std::optional<Opens> opens_inside(const std::string& cgroup) {
-    std::array<int, 2> pipe_fds{};
-    if (::pipe2(pipe_fds.data(), O_CLOEXEC) != 0) {
-        return std::nullopt;
-    }
-    UniqueFd reader(pipe_fds[0]);
-    UniqueFd writer(pipe_fds[1]);
-    const std::string procs = cgroup + "/cgroup.procs";
-    const pid_t child = ::fork();
-    if (child < 0) {
-        return std::nullopt;
-    }
-    if (child == 0) {
-        reader.reset();
-        const int procs_fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-        if (procs_fd < 0 || ::write(procs_fd, "0", 1) != 1) {
-            ::_exit(2);
-        }
-        ::close(procs_fd);
-        auto try_open = [](const char* path, int flags) {
-            const int fd = ::open(path, flags | O_CLOEXEC);
-            if (fd < 0) {
-                return errno;
-            }
-            ::close(fd);
-            return 0;
-        };
-        Opens result;
-        result.null_rdwr = try_open("/dev/null", O_RDWR);
-        result.zero_rdonly = try_open("/dev/zero", O_RDONLY);
-        result.urandom_rdonly = try_open("/dev/urandom", O_RDONLY);
-        result.full_rdonly = try_open("/dev/full", O_RDONLY);
-        const bool sent =
-            ::write(writer.get(), &result, sizeof(result)) == static_cast<ssize_t>(sizeof(result));
-        ::_exit(sent ? 0 : 3);
-    }
-    writer.reset();
-    Opens result;
-    const ssize_t got = ::read(reader.get(), &result, sizeof(result));
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (got != static_cast<ssize_t>(sizeof(result)) || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
-        return std::nullopt;
-    }
-    return result;
-}
-
-} // namespace
-
-TEST_CASE("cgroup devices: attached program is enforced and an update replaces it",
-          "[cgroup-devices-root]") {
-    if (::geteuid() != 0) {
-        WARN("needs root; skipped");
-        return;
-    }
-    if (!is_cgroup2(unified_mount)) {
-        WARN(unified_mount << " is not a cgroup2 mount; skipped");
-        return;
-    }
-    ScratchCgroup cgroup;
-    REQUIRE(cgroup.fd() >= 0);
-
-    const Rules first{deny_all(), allow("c", 1, 3, "rw"), allow("c", 1, 9, "r")};
-    const minirun::Status attached = attach_device_program(cgroup.fd(), first);
-    INFO((attached.ok() ? std::string() : attached.error().message()));
-    REQUIRE(attached.ok());
-    CHECK(attached_count(cgroup.fd()) == 1);
-
-    const auto before = opens_inside(cgroup.path());
-    REQUIRE(before.has_value());
-    CHECK(before->null_rdwr == 0);
-    CHECK(before->zero_rdonly == EPERM);
-    CHECK(before->urandom_rdonly == 0);
-    CHECK(before->full_rdonly == EPERM);
-
-    const Rules second{deny_all(), allow("c", 1, 3, "rw"), allow("c", 1, 5, "r")};
-    const minirun::Status updated = attach_device_program(cgroup.fd(), second);
-    INFO((updated.ok() ? std::string() : updated.error().message()));
-    REQUIRE(updated.ok());
-    CHECK(attached_count(cgroup.fd()) == 1); // the old program is gone
-
-    const auto after = opens_inside(cgroup.path());
-    REQUIRE(after.has_value());
-    CHECK(after->null_rdwr == 0);
-    CHECK(after->zero_rdonly == 0);
-    CHECK(after->urandom_rdonly == EPERM);
-    CHECK(after->full_rdonly == EPERM);
-
-    // The verifier takes every kind of block: partial denies, type "a" with numbers, an
-    // allow-all that ends the program, and runc's defaults.
-    const Rules mixed{allow("a", any, any, "rwm"), deny("c", 1, any, "w"), deny("a", 1, 7, "r"),
-                      allow("b", 8, any, "m")};
-    const minirun::Status replaced = attach_device_program(cgroup.fd(), mixed);
-    INFO((replaced.ok() ? std::string() : replaced.error().message()));
-    REQUIRE(replaced.ok());
-    spec::Linux podman;
-    podman.resources.emplace();
-    podman.resources->devices = {deny_all(), allow("c", 10, 229, "rwm")};
-    const minirun::Status defaults =
-        attach_device_program(cgroup.fd(), effective_device_rules(podman));
-    INFO((defaults.ok() ? std::string() : defaults.error().message()));
-    REQUIRE(defaults.ok());
-    CHECK(attached_count(cgroup.fd()) == 1);
-    const auto last = opens_inside(cgroup.path());
-    REQUIRE(last.has_value());
-    CHECK(last->null_rdwr == 0);
-    CHECK(last->zero_rdonly == 0);
-    CHECK(last->full_rdonly == 0);
 }
