@@ -263,20 +263,7 @@ Status set_cgroup_limits(Run& r) {
 }
 
 Status make_rdt_group(Run& r) {
-    const auto& rdt = r.created.spec.linux.intel_rdt;
-    if (!rdt) {
-        return {};
-    }
-    // The spec: without a mounted resctrl in the runtime's mount namespace, an error.
-    std::string root = runtime::intel_rdt::find_root(); // intel_rdt.cpp
-    if (root.empty()) {
-        return Error(ENODEV, cat("linux.intelRdt: cannot be applied: this host has no resctrl "
-                                 "filesystem mounted (",
-                                 runtime::intel_rdt::kDefaultRoot, ")"));
-    }
-    MR_ASSIGN(auto group, runtime::intel_rdt::prepare(root, *rdt, r.options.id));
-    r.rdt_group.emplace(std::move(group));
-    return {};
+    return runtime::make_rdt_group(r.created.spec.linux, r.options.id, r.rdt_group);
 }
 
 Status join_rdt_group(Run& r) {

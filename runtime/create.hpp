@@ -1,7 +1,8 @@
-// create's result and its variants, shared by `create` (create.cpp) and `start` and
-// `run` (start.cpp).
+// create's result and its variants, shared by `create` (create.cpp), `start` (start.cpp)
+// and `run` (run.cpp).
 #pragma once
 
+#include "lifecycle.hpp"
 #include "minirun/runtime.hpp"
 #include "plan.hpp"
 #include "state.hpp"
@@ -40,5 +41,9 @@ struct CreateMode {
 // The parent's recipe (create.cpp, kCreateRecipe): a created container, or nothing.
 Result<Created> create_internal(const CreateOptions& options, const CreateMode& mode,
                                 Syscalls& sys);
+
+// `start` (start.cpp): releases a created container's init through exec.fifo, or through
+// run's `start_socket`, then runs the poststart hooks.
+Status start_created(Opened& container, const spec::Spec& spec, UniqueFd start_socket = {});
 
 } // namespace minirun::runtime

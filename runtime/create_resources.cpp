@@ -84,4 +84,21 @@ Status limit_cgroup(const spec::Linux& linux, cgroup::Cgroup& cgroup) {
     return {};
 }
 
+Status make_rdt_group(const spec::Linux& linux, const std::string& id,
+                      std::optional<intel_rdt::PendingGroup>& group) {
+    if (!linux.intel_rdt) {
+        return {};
+    }
+    // The spec: without a mounted resctrl in the runtime's mount namespace, an error.
+    std::string root = intel_rdt::find_root();
+    if (root.empty()) {
+        return Error(ENODEV, cat("linux.intelRdt: cannot be applied: this host has no resctrl "
+                                 "filesystem mounted (",
+                                 intel_rdt::kDefaultRoot, ")"));
+    }
+    MR_ASSIGN(auto made, intel_rdt::prepare(root, *linux.intel_rdt, id));
+    group.emplace(std::move(made));
+    return {};
+}
+
 } // namespace minirun::runtime

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cgroup/cgroup.hpp"
+#include "cgroup/intel_rdt.hpp"
 #include "minirun/runtime.hpp"
 #include "plan.hpp"
 #include "state.hpp"
@@ -47,5 +48,10 @@ Result<cgroup::Cgroup> make_cgroup(const spec::Linux& linux, const CreateOptions
 
 // The limits of linux.resources and the device allow-list, which every container gets.
 Status limit_cgroup(const spec::Linux& linux, cgroup::Cgroup& cgroup);
+
+// linux.intelRdt: the resctrl group made or joined and its schemata written before any
+// process is inside (intel_rdt.cpp), into `group`; none without the section.
+Status make_rdt_group(const spec::Linux& linux, const std::string& id,
+                      std::optional<intel_rdt::PendingGroup>& group);
 
 } // namespace minirun::runtime

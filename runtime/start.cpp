@@ -1,4 +1,5 @@
-// start and run: releasing a created container, and run's create + start + wait.
+// start: releasing a created container (exec.fifo, or run's start socket) and its poststart
+// hooks.
 #include "create.hpp"
 #include "lifecycle.hpp"
 #include "process/hooks.hpp"
@@ -53,9 +54,9 @@ Status start_through_socket(const runtime::Opened& container, int socket) {
     return {};
 }
 
-// Releases the init through exec.fifo or run's socket, then runs the poststart hooks.
-Status start_created(runtime::Opened& container, const spec::Spec& spec,
-                     UniqueFd start_socket = {}) {
+} // namespace
+
+Status runtime::start_created(Opened& container, const spec::Spec& spec, UniqueFd start_socket) {
     if (container.status != state::Status::created) {
         return Error(EINVAL, cat("cannot start container ", quoted(container.record.id), ": it is ",
                                  state::status_name(container.status), ", not created"));
@@ -87,79 +88,10 @@ Status start_created(runtime::Opened& container, const spec::Spec& spec,
     return {};
 }
 
-// `run`'s start found the init gone. The init may have failed after it reported created
-// (its seccomp filter, a Ctrl-C of --explain=step) and said why on the socket before it
-// exited: that is the error to show, not "container not running". A dead init's message
-// is already in the socket, so this does not wait.
-Error why_start_failed(runtime::ParentEnd& sync, Error start_error) {
-    pollfd entry{sync.fd(), POLLIN, 0};
-    if (::poll(&entry, 1, 0) != 1) {
-        return start_error;
-    }
-    auto event = sync.receive();
-    if (event && !event->eof && event->message == ToParent::kError) {
-        return std::move(event->error);
-    }
-    return start_error;
-}
-
-} // namespace
-
 Status start_container(const std::string& root, const std::string& id) {
     MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id));
     MR_ASSIGN(spec::Spec spec, runtime::saved_spec_for(container.dir, {"poststart"}));
-    return start_created(container, spec);
-}
-
-Result<int> run_container(const RunOptions& options) {
-    // Signals are blocked before clone() so that none sent meanwhile is lost.
-    runtime::SignalForwarder signals; // signals.cpp
-    CreateMode mode;
-    mode.exec_mask = signals.original_mask();
-    mode.relay_terminal = !options.detach && options.console_socket.empty();
-    mode.parent_waits_for_exec = !options.detach;
-    mode.start_through_socket = true;
-    MR_ASSIGN(Created created, runtime::create_internal(options, mode, linux_syscalls()));
-
-    runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
-    if (auto started = start_created(container, created.spec, std::move(created.start_socket));
-        !started) {
-        (void)runtime::destroy(container, created.spec, true);
-        return why_start_failed(created.sync, started.error());
-    }
-    if (options.detach) {
-        return 0;
-    }
-    // While the container runs, other commands (kill, exec, state) must get the lock.
-    container.dir = state::StateDir();
-
-    // The init either reports a late error (a startContainer hook, execve) or execs; its
-    // end of the socket is close-on-exec, so the exec shows here as end of stream.
-    MR_ASSIGN(SyncEvent event, created.sync.receive());
-    std::optional<Error> failed;
-    if (!event.eof) {
-        failed = event.message == ToParent::kError
-                     ? event.error
-                     : Error(EPROTO, "unexpected message from the container's init");
-    }
-    std::optional<runtime::terminal::Relay> relay;
-    if (created.console_master) {
-        relay.emplace(std::move(created.console_master));
-    }
-    MR_ASSIGN(int exit_code, signals.forward_until_exit(created.pid, relay ? &*relay : nullptr));
-    relay.reset();
-
-    if (!options.keep) {
-        auto reopened = runtime::open_container(options.root, options.id);
-        if (reopened) {
-            // The config saved at create is the one this run parsed: no need to read it back.
-            MR_TRY(runtime::destroy(*reopened, created.spec, true));
-        }
-    }
-    if (failed) {
-        return *failed;
-    }
-    return exit_code;
+    return runtime::start_created(container, spec);
 }
 
 } // namespace minirun

@@ -1,0 +1,90 @@
+// run: create + start, then in the foreground wait for the process, forwarding signals and
+// relaying the terminal, and delete the container when it exits.
+#include "create.hpp"
+#include "lifecycle.hpp"
+#include "process/signals.hpp"
+#include "process/terminal.hpp"
+
+#include <poll.h>
+
+#include <optional>
+
+namespace minirun {
+namespace {
+
+using runtime::Created;
+using runtime::CreateMode;
+using runtime::ToParent;
+using SyncEvent = runtime::SyncEvent<ToParent>;
+
+// `run`'s start found the init gone. The init may have failed after it reported created
+// (its seccomp filter, a Ctrl-C of --explain=step) and said why on the socket before it
+// exited: that is the error to show, not "container not running". A dead init's message
+// is already in the socket, so this does not wait.
+Error why_start_failed(runtime::ParentEnd& sync, Error start_error) {
+    pollfd entry{sync.fd(), POLLIN, 0};
+    if (::poll(&entry, 1, 0) != 1) {
+        return start_error;
+    }
+    auto event = sync.receive();
+    if (event && !event->eof && event->message == ToParent::kError) {
+        return std::move(event->error);
+    }
+    return start_error;
+}
+
+} // namespace
+
+Result<int> run_container(const RunOptions& options) {
+    // Signals are blocked before clone() so that none sent meanwhile is lost.
+    runtime::SignalForwarder signals; // signals.cpp
+    CreateMode mode;
+    mode.exec_mask = signals.original_mask();
+    mode.relay_terminal = !options.detach && options.console_socket.empty();
+    mode.parent_waits_for_exec = !options.detach;
+    mode.start_through_socket = true;
+    MR_ASSIGN(Created created, runtime::create_internal(options, mode, linux_syscalls()));
+
+    runtime::Opened container{std::move(created.dir), created.record, state::Status::created};
+    if (auto started =
+            runtime::start_created(container, created.spec, std::move(created.start_socket));
+        !started) {
+        (void)runtime::destroy(container, created.spec, true);
+        return why_start_failed(created.sync, started.error());
+    }
+    if (options.detach) {
+        return 0;
+    }
+    // While the container runs, other commands (kill, exec, state) must get the lock.
+    container.dir = state::StateDir();
+
+    // The init either reports a late error (a startContainer hook, execve) or execs; its
+    // end of the socket is close-on-exec, so the exec shows here as end of stream.
+    MR_ASSIGN(SyncEvent event, created.sync.receive());
+    std::optional<Error> failed;
+    if (!event.eof) {
+        failed = event.message == ToParent::kError
+                     ? event.error
+                     : Error(EPROTO, "unexpected message from the container's init");
+    }
+    std::optional<runtime::terminal::Relay> relay;
+    if (created.console_master) {
+        relay.emplace(std::move(created.console_master));
+    }
+    MR_ASSIGN(int exit_code, signals.forward_until_exit(created.pid, relay ? &*relay : nullptr));
+    relay.reset();
+
+    if (!options.keep) {
+        auto reopened = runtime::open_container(options.root, options.id);
+        if (reopened) {
+            // The config saved at create is the one this run parsed: no need to read it back.
+            MR_TRY(runtime::destroy(*reopened, created.spec, true));
+        }
+    }
+    if (failed) {
+        return *failed;
+    }
+    return exit_code;
+}
+
+} // namespace minirun
