@@ -863,30 +863,6 @@ std::vector<std::string> TempBundle::leftovers(Millis timeout) const {
     return problems;
 }
 
-namespace {
-
-std::vector<SkippedTest>& skip_records() {
-    static std::vector<SkippedTest> records;
-    return records;
-}
-
-} // namespace
-
-void skip_test(const std::string& reason) {
-    SkippedTest skip{Catch::getResultCapture().getCurrentTestName(), reason};
-    WARN("skipped: " << reason);
-    auto& records = skip_records();
-    if (std::none_of(records.begin(), records.end(), [&](const SkippedTest& other) {
-            return other.name == skip.name && other.reason == skip.reason;
-        })) {
-        records.push_back(std::move(skip));
-    }
-}
-
-const std::vector<SkippedTest>& skipped_tests() {
-    return skip_records();
-}
-
 void check_no_leftovers(const TempBundle& bundle) {
     for (const auto& problem : bundle.leftovers()) {
         FAIL_CHECK("left behind by container " << bundle.id() << ": " << problem);
