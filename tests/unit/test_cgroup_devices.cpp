@@ -6,6 +6,7 @@
 // nothing matching: denied). The [cgroup-devices-root] test attaches programs to a real
 // cgroup2 directory and opens devices from a process inside it.
 #include "cgroup/cgroup_devices.hpp"
+#include "skips.hpp"
 
 #include "minirun/fd.hpp"
 
@@ -632,11 +633,11 @@ std::optional<Opens> opens_inside(const std::string& cgroup) {
 TEST_CASE("cgroup devices: attached program is enforced and an update replaces it",
           "[cgroup-devices-root]") {
     if (::geteuid() != 0) {
-        WARN("needs root; skipped");
+        minirun_tests::skip_test("needs root");
         return;
     }
     if (!is_cgroup2(unified_mount)) {
-        WARN(unified_mount << " is not a cgroup2 mount; skipped");
+        minirun_tests::skip_test(std::string(unified_mount) + " is not a cgroup2 mount");
         return;
     }
     ScratchCgroup cgroup;
