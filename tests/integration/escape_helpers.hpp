@@ -4,6 +4,8 @@
 
 #include "helpers.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mount.h>

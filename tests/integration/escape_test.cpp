@@ -377,8 +377,3 @@ TEST_CASE("escape: `exec` through the gate where nothing in the container may ho
     CHECK(copy.unchanged());
     reap_orphans();
 }
-
-// ---------------------------------------------------------------------------------------
-// 2. CVE-2024-21626: host descriptors reaching the container
-
-TEST_CASE("escape: descriptors of the caller do not reach the container (CVE-2024-21626)",

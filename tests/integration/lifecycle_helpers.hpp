@@ -4,6 +4,8 @@
 
 #include "helpers.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>

@@ -4,6 +4,8 @@
 
 #include "helpers.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
