@@ -21,15 +21,19 @@ problem() {
 files=()
 mapfile -t files < <(git ls-files -- include src runtime cli tests)
 
-# Lines per C++ file.
+# Lines per C++ file (one wc for all of them).
+cpp=()
 for file in "${files[@]}"; do
-    case $file in *.cpp | *.hpp) ;; *) continue ;; esac
-    [[ -f $file ]] || continue
-    lines=$(wc -l <"$file")
-    if ((lines > max_lines)); then
-        problem "$file: $lines lines (at most $max_lines)"
-    fi
+    case $file in *.cpp | *.hpp) [[ -f $file ]] && cpp+=("$file") ;; esac
 done
+if ((${#cpp[@]} > 0)); then
+    while read -r lines file; do
+        [[ $file == total ]] && continue
+        if ((lines > max_lines)); then
+            problem "$file: $lines lines (at most $max_lines)"
+        fi
+    done < <(printf '%s\0' "${cpp[@]}" | xargs -0 wc -l)
+fi
 
 # Files per folder of runtime/ (directly in it, not below).
 declare -A per_dir=()
@@ -44,15 +48,12 @@ for dir in $(printf '%s\n' "${!per_dir[@]}" | LC_ALL=C sort); do
     fi
 done
 
-# Base names: where each appears (one tree per line, the files listed).
-base_of() {
-    local name=${1##*/}
-    echo "${name%.*}"
-}
+# Base names (file names without extension): where each appears.
 declare -A in_cli=() in_src=() in_runtime=() in_include=()
 for file in "${files[@]}"; do
     [[ -f $file ]] || continue
-    base=$(base_of "$file")
+    base=${file##*/}
+    base=${base%.*}
     [[ -n $base ]] || continue # a dot file
     case $file in
     cli/*) in_cli[$base]+="${in_cli[$base]:+ }$file" ;;
