@@ -6,6 +6,8 @@
 // failing REQUIRE still kills what the test started and removes its files.
 #pragma once
 
+#include "skips.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <sys/types.h>
@@ -39,17 +41,9 @@ nlohmann::json example_config();
 // Tests that cannot run here, and waiting for what a test can observe
 
 // For a test that cannot run on this machine (a kernel feature, a cgroup controller, a
-// capability it lacks): records the current test's name and `reason`, and WARNs. The
-// caller then returns. main.cpp counts such a test as skipped, not passed, and lists each
-// one at the end of the run ("skipped N: <name>: <reason>").
-void skip_test(const std::string& reason);
-
-struct SkippedTest {
-    std::string name;
-    std::string reason;
-};
-// What skip_test() recorded, in order, each (name, reason) once.
-const std::vector<SkippedTest>& skipped_tests();
+// capability it lacks): skip_test(reason) records the current test's name and `reason`; the
+// caller then returns. The facility is tests/common/skips.hpp, shared with the unit tests.
+using minirun_tests::skip_test;
 
 // Polls `condition` every 20 ms until it holds; false when it still does not after
 // `timeout`. For waiting on something the test can see (a file, a line of output), never a

@@ -1,5 +1,6 @@
 #include "capture_stderr.hpp"
 #include "security/capabilities.hpp"
+#include "skips.hpp"
 #include "temp_dir.hpp"
 
 #include "minirun/log.hpp"
@@ -265,7 +266,7 @@ TEST_CASE("apply rejects a capability number no kernel has, before any change", 
 TEST_CASE("apply: drop, switch to uid 1000, keep what the config names", "[caps]") {
     if (!has_effective(
             {CAP_SETPCAP, CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_KILL, CAP_NET_BIND_SERVICE})) {
-        WARN("needs root's capabilities; skipped");
+        minirun_tests::skip_test("needs root's capabilities");
         return;
     }
     int last = caps::kernel_last_cap();
@@ -303,7 +304,7 @@ TEST_CASE("apply: drop, switch to uid 1000, keep what the config names", "[caps]
 
 TEST_CASE("apply: uid 0 with every set empty keeps nothing", "[caps]") {
     if (!has_effective({CAP_SETPCAP})) {
-        WARN("needs CAP_SETPCAP; skipped");
+        minirun_tests::skip_test("needs CAP_SETPCAP");
         return;
     }
     int last = caps::kernel_last_cap();
@@ -350,7 +351,7 @@ TEST_CASE("drop_bounding only drops what is still there, and names what it canno
     int last = caps::kernel_last_cap();
     uint64_t bounding = own_mask("CapBnd");
     if (bounding == 0) {
-        WARN("empty bounding set; skipped");
+        minirun_tests::skip_test("empty bounding set");
         return;
     }
     caps::CapabilitySets current;

@@ -7,6 +7,8 @@
 
 #include "minirun/fd.hpp"
 
+#include "skips.hpp"
+
 #include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -145,11 +147,11 @@ std::optional<Opens> opens_inside(const std::string& cgroup) {
 TEST_CASE("cgroup devices: attached program is enforced and an update replaces it",
           "[cgroup-devices-root]") {
     if (::geteuid() != 0) {
-        WARN("needs root; skipped");
+        minirun_tests::skip_test("needs root");
         return;
     }
     if (!is_cgroup2(unified_mount)) {
-        WARN(unified_mount << " is not a cgroup2 mount; skipped");
+        minirun_tests::skip_test(std::string(unified_mount) + " is not a cgroup2 mount");
         return;
     }
     ScratchCgroup cgroup;

@@ -4,6 +4,8 @@
 #include "cgroup_fakes.hpp"
 #include "temp_dir.hpp"
 
+#include "skips.hpp"
+
 #include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -77,7 +79,7 @@ pid_t fork_joined_sleeper(const Cgroup& cgroup) {
 
 TEST_CASE("cgroup on this machine: create, limit, self-join, freeze, remove", "[cgroup-root]") {
     if (::geteuid() != 0) {
-        WARN("not root: skipped");
+        minirun_tests::skip_test("needs root");
         return;
     }
     auto host = detect_host();
@@ -160,14 +162,14 @@ TEST_CASE("cgroup on this machine: create, limit, self-join, freeze, remove", "[
 TEST_CASE("cgroup v2 on this machine: placement, cgroup.freeze, cgroup.kill, hugetlb",
           "[cgroup-root]") {
     if (::geteuid() != 0) {
-        WARN("not root: skipped");
+        minirun_tests::skip_test("needs root");
         return;
     }
     auto host = detect_host();
     REQUIRE(host);
     const Hierarchy* v2 = find_hierarchy(*host, [](const Hierarchy& h) { return h.v2; });
     if (v2 == nullptr) {
-        WARN("no cgroup2 mount: skipped");
+        minirun_tests::skip_test("no cgroup2 mount");
         return;
     }
     const std::string& mount = v2->mount_point;
@@ -214,7 +216,7 @@ TEST_CASE("cgroup v2 on this machine: placement, cgroup.freeze, cgroup.kill, hug
 // with ENOSPC, so the parent is filled first (seen with 8-way parallel `run`s).
 TEST_CASE("cgroup v1 cpuset: a parent still empty is filled before its child", "[cgroup-root]") {
     if (::geteuid() != 0) {
-        WARN("not root: skipped");
+        minirun_tests::skip_test("needs root");
         return;
     }
     auto host = detect_host();
@@ -224,7 +226,7 @@ TEST_CASE("cgroup v1 cpuset: a parent still empty is filled before its child", "
                             h.controllers.end();
     });
     if (cpuset == nullptr) {
-        WARN("no v1 cpuset hierarchy: skipped");
+        minirun_tests::skip_test("no v1 cpuset hierarchy");
         return;
     }
     const std::string& mount = cpuset->mount_point;
