@@ -76,14 +76,9 @@ Result<pid_t> clone_init(const Plan& plan, runtime::InitContext& context, Parent
 // that message says what went wrong, the broken pipe does not. An init that is alive and
 // waiting for us (the failure was ours) sends nothing: a short wait, never a hang.
 Error init_error_or(ParentEnd& sync, const Error& fallback) {
-    struct pollfd ready = {sync.fd(), POLLIN, 0};
-    constexpr int kWaitMs = 200;
-    if (::poll(&ready, 1, kWaitMs) <= 0) {
-        return fallback;
-    }
-    auto event = sync.receive();
-    if (event && !event->eof && event->message == ToParent::kError) {
-        return event->error;
+    auto event = sync.receive_within(std::chrono::milliseconds(200)); // past its log lines
+    if (event && *event && !(*event)->eof && (*event)->message == ToParent::kError) {
+        return (*event)->error;
     }
     return fallback;
 }
@@ -469,6 +464,8 @@ Status serve_the_init(Run& r) {
             return {};
         case ToParent::kError:
             return event.error;
+        case ToParent::kLog: // written to our log by receive(): never returned
+            break;
         }
     }
 }

@@ -302,6 +302,7 @@ Status report_created(Setup& s) {
     log::debug("init: closing the pipe to signal completion: created, waiting for start");
     MR_TRY(s.init->sync.send(ToParent::kCreated));
     s.init->created_sent = true;
+    log_after_created(s.init->parent_waits_for_exec || s.init->exec_gate >= 0); // sync.hpp
     explain::created_reported(s.init->exec_gate >= 0); // --explain=step: explain.hpp
     return {};
 }
@@ -511,6 +512,7 @@ std::span<const Step<ProcessSetup>> process_recipe() {
 }
 
 void run_init(const Plan& plan, InitContext& context, Syscalls& sys) noexcept {
+    forward_log(context.sync); // not to our stderr, the container's: sync.hpp
     Status status;
     try {
         // --debug names its milestones in runc's words ("child process in init()", ...), so
@@ -542,8 +544,8 @@ void run_init(const Plan& plan, InitContext& context, Syscalls& sys) noexcept {
     } catch (const std::exception& exception) {
         status = fail_from(exception);
     }
-    // After `create` has exited nobody reads the socket any more: the log (or the
-    // container's stderr) is then the only place the failure can go.
+    // After `create` has exited nobody reads the socket any more: the --log file (if any:
+    // log_after_created) is then the only place the failure can go.
     context.sync.send_error(status.error());
     if (context.created_sent && !context.parent_waits_for_exec) {
         log::error(status.error().message());
@@ -552,6 +554,7 @@ void run_init(const Plan& plan, InitContext& context, Syscalls& sys) noexcept {
 }
 
 void run_exec_setup(ProcessSetup& setup) noexcept {
+    forward_log(setup.sync); // not to our stderr, the container's: sync.hpp
     Status status;
     try {
         log::debug("child process in init(): the exec'd process joins the container");
