@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <vector>
 
 namespace minirun::cli {
@@ -47,23 +48,10 @@ int usage_error_status(std::string_view command) {
     return command == "check" ? 2 : 1;
 }
 
-int main_impl(int argc, char** argv) {
-    // `mini-run --version` (engines ask it) needs none of the 17 commands that a command line
-    // without one otherwise registers for CLI11's help: 0.6 ms instead of 2.3 here.
-    if (argc == 2 &&
-        (std::string_view(argv[1]) == "--version" || std::string_view(argv[1]) == "-v")) {
-        std::cout << version_text() << "\n";
-        return 0;
-    }
-    CLI::App app{"mini-run: a small, readable and fast OCI container runtime"};
-    app.name("mini-run");
-    app.set_version_flag("--version,-v", version_text());
-    app.require_subcommand(0, 1);
-    // Options must not be matched after the subcommand's positionals: `run ID` is last.
-    app.allow_extras(false);
+using Commands = std::vector<std::pair<CLI::App*, CommandRunner>>;
 
-    GlobalOptions global;
-    global.argv = argv;
+// The options before the command. Returns --root's option, to learn whether it was given.
+CLI::Option* add_global_options(CLI::App& app, GlobalOptions& global, std::string& cgroup_manager) {
     CLI::Option* root_option =
         app.add_option("--root", global.root,
                        "directory for container state (rootless: $XDG_RUNTIME_DIR/mini-run)")
@@ -79,13 +67,15 @@ int main_impl(int argc, char** argv) {
         ->check(CLI::IsMember({"true", "false", "auto"}));
     // crun's spelling, which podman passes to the runtimes in runtime_supports_nocgroup.
     // "disabled": the container stays in the caller's cgroups (conmon's), as with crun.
-    std::string cgroup_manager;
     app.add_option("--cgroup-manager", cgroup_manager, "cgroupfs, systemd or disabled")
         ->check(CLI::IsMember({"cgroupfs", "systemd", "disabled"}));
+    return root_option;
+}
 
-    // Building a command's options costs more than `state` or `delete` does itself: only
-    // the command named on the command line is registered; all of them when none is (or
-    // one we do not know), for --help and CLI11's own errors.
+// Building a command's options costs more than `state` or `delete` does itself: only
+// the command named on the command line is registered; all of them when none is (or
+// one we do not know), for --help and CLI11's own errors.
+Commands add_commands(CLI::App& app, GlobalOptions& global, std::string_view named) {
     using AddCommand = CommandRunner (*)(CLI::App&, GlobalOptions&);
     static constexpr std::array<std::pair<std::string_view, AddCommand>, 17> kCommands = {{
         {"create", add_create_command},
@@ -106,38 +96,49 @@ int main_impl(int argc, char** argv) {
         {"demo", add_demo_command}, // demo.cpp
         {"check", add_check_command},
     }};
-    const std::string_view named = subcommand_of(argc, argv);
     const bool known = std::any_of(kCommands.begin(), kCommands.end(),
                                    [&](const auto& command) { return command.first == named; });
-    std::vector<std::pair<CLI::App*, CommandRunner>> commands;
+    Commands commands;
     for (const auto& [name, add_command] : kCommands) {
         if (!known || name == named) {
             CommandRunner runner = add_command(app, global);
             commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
         }
     }
+    return commands;
+}
 
-    // --explain[=step] and --step-delay: include/minirun/explain.hpp. A flag with an
-    // optional value: `--explain ID` must not take the id for its value.
-    std::string explain_mode;
+// --explain[=step] and --step-delay: include/minirun/explain.hpp.
+struct ExplainOptions {
+    std::string mode;
     double step_delay = 0;
-    for (const auto& [subcommand, runner] : commands) {
-        if (subcommand->get_name() == "run" || subcommand->get_name() == "create") {
-            subcommand
-                ->add_flag("--explain{lines}", explain_mode,
-                           "print each step the runtime takes, on stderr; =step: also stop "
-                           "before each step, say what it does, and wait for Enter")
-                ->check(CLI::IsMember({"lines", "step"}))
-                ->option_text("[=step]");
-            subcommand
-                ->add_option("--step-delay", step_delay,
-                             "with --explain=step: go on by itself after SECONDS (no terminal "
-                             "needed)")
-                ->check(CLI::NonNegativeNumber)
-                ->option_text("SECONDS");
-        }
-    }
+};
 
+void add_explain_options(const Commands& commands, ExplainOptions& explain) {
+    for (const auto& [subcommand, runner] : commands) {
+        if (subcommand->get_name() != "run" && subcommand->get_name() != "create") {
+            continue;
+        }
+        // A flag with an optional value: `--explain ID` must not take the id for its value.
+        subcommand
+            ->add_flag("--explain{lines}", explain.mode,
+                       "print each step the runtime takes, on stderr; =step: also stop "
+                       "before each step, say what it does, and wait for Enter")
+            ->check(CLI::IsMember({"lines", "step"}))
+            ->option_text("[=step]");
+        subcommand
+            ->add_option("--step-delay", explain.step_delay,
+                         "with --explain=step: go on by itself after SECONDS (no terminal "
+                         "needed)")
+            ->check(CLI::NonNegativeNumber)
+            ->option_text("SECONDS");
+    }
+}
+
+// Parses the command line; the exit status when that ends the call (help, version, a
+// usage error), nothing when the command is to run.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv,
+                                      std::string_view named) {
     std::vector<std::string> args(argv, argv + argc);
     drop_exec_separator(args);
     std::vector<char*> arg_pointers;
@@ -171,7 +172,12 @@ int main_impl(int argc, char** argv) {
         std::cerr << "mini-run: " << e.what() << " (see mini-run --help)\n";
         return usage_error_status(named);
     }
+    return std::nullopt;
+}
 
+// The log (log.hpp), --rootless and the state root, from the parsed global options.
+Status apply_global_options(GlobalOptions& global, const CLI::Option& root_option,
+                            const std::string& cgroup_manager, std::string_view named) {
     global.systemd_cgroup = global.systemd_cgroup || cgroup_manager == "systemd";
     global.no_cgroups = cgroup_manager == "disabled";
 
@@ -179,9 +185,7 @@ int main_impl(int argc, char** argv) {
     log_options.file = global.log_file;
     log_options.format = global.log_format == "json" ? log::Format::json : log::Format::text;
     log_options.min_level = global.debug ? log::Level::debug : log::Level::warning;
-    if (auto configured = log::configure(log_options); !configured) {
-        return fail(configured.error().message());
-    }
+    MR_TRY(log::configure(log_options));
 
     // --rootless true|false overrides what rootless.hpp detects, as runc's flag does.
     if (global.rootless != "auto") {
@@ -189,37 +193,73 @@ int main_impl(int argc, char** argv) {
     }
     // A rootless caller's state lives in its own runtime directory (rootless.hpp), never in
     // /run/mini-run; --root still wins. spec, features, demo and check keep no state.
-    if (root_option->count() == 0 && rootless::active() && named != "spec" && named != "features" &&
+    if (root_option.count() == 0 && rootless::active() && named != "spec" && named != "features" &&
         named != "demo" && named != "check" && !named.empty()) {
-        auto chosen = rootless::state_root();
-        if (!chosen) {
-            return fail(chosen.error().message());
+        MR_ASSIGN(auto chosen, rootless::state_root());
+        if (!chosen.warning.empty()) {
+            log::warning(chosen.warning);
         }
-        if (!chosen->warning.empty()) {
-            log::warning(chosen->warning);
-        }
-        global.root = chosen->path;
+        global.root = chosen.path;
     }
+    return {};
+}
 
+// Runs the command the command line named, with its --explain mode.
+int run_named_command(Commands& commands, const ExplainOptions& explain) {
     for (auto& [subcommand, runner] : commands) {
         if (!subcommand->parsed()) {
             continue;
         }
-        if (explain_mode == "lines") {
+        if (explain.mode == "lines") {
             explain::enable();
-        } else if (explain_mode == "step") {
+        } else if (explain.mode == "step") {
             explain::SteppingOptions stepping;
-            stepping.delay = std::chrono::milliseconds(static_cast<int64_t>(step_delay * 1000));
+            stepping.delay =
+                std::chrono::milliseconds(static_cast<int64_t>(explain.step_delay * 1000));
             stepping.pause_after_created = subcommand->get_name() == "run";
             if (auto enabled = explain::enable_stepping(stepping); !enabled) {
                 return fail(enabled.error().message());
             }
-        } else if (step_delay > 0) {
+        } else if (explain.step_delay > 0) {
             return fail("--step-delay needs --explain=step");
         }
         return runner();
     }
     return fail("no command given (see mini-run --help)");
+}
+
+int main_impl(int argc, char** argv) {
+    // `mini-run --version` (engines ask it) needs none of the 17 commands that a command line
+    // without one otherwise registers for CLI11's help: 0.6 ms instead of 2.3 here.
+    if (argc == 2 &&
+        (std::string_view(argv[1]) == "--version" || std::string_view(argv[1]) == "-v")) {
+        std::cout << version_text() << "\n";
+        return 0;
+    }
+    CLI::App app{"mini-run: a small, readable and fast OCI container runtime"};
+    app.name("mini-run");
+    app.set_version_flag("--version,-v", version_text());
+    app.require_subcommand(0, 1);
+    // Options must not be matched after the subcommand's positionals: `run ID` is last.
+    app.allow_extras(false);
+
+    GlobalOptions global;
+    global.argv = argv;
+    std::string cgroup_manager;
+    CLI::Option* root_option = add_global_options(app, global, cgroup_manager);
+    const std::string_view named = subcommand_of(argc, argv);
+    Commands commands = add_commands(app, global, named);
+    ExplainOptions explain;
+    add_explain_options(commands, explain);
+
+    if (std::optional<int> ended = parse_command_line(app, argc, argv, named)) {
+        return *ended;
+    }
+    if (auto applied = apply_global_options(global, *root_option, cgroup_manager, named);
+        !applied) {
+        return fail(applied.error().message());
+    }
+    return run_named_command(commands, explain);
 }
 
 } // namespace

@@ -414,6 +414,8 @@ Status serve_the_init(Run& r) {
             return {};
         case ToParent::kError:
             return event.error;
+        case ToParent::kLog: // written to our log by receive(): never returned
+            break;
         }
     }
 }

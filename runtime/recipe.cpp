@@ -309,6 +309,7 @@ Status report_created(InitSetup& s) {
     log::debug("init: closing the pipe to signal completion: created, waiting for start");
     MR_TRY(s.sync.send(ToParent::kCreated));
     s.created_sent = true;
+    log_after_created(s.init.parent_waits_for_exec || s.plan.exec_gate >= 0); // sync.hpp
     explain::created_reported(s.plan.exec_gate >= 0); // --explain=step: explain.hpp
     return {};
 }
@@ -556,6 +557,7 @@ std::span<const ProcessStep> process_recipe() {
 }
 
 void run_init(const InitPlan& plan, InitEnd& sync, Syscalls& sys, bool born_in_v2_cgroup) noexcept {
+    forward_log(sync); // not to our stderr, the container's: sync.hpp
     Status status;
     bool created_sent = false;
     try {
@@ -568,8 +570,8 @@ void run_init(const InitPlan& plan, InitEnd& sync, Syscalls& sys, bool born_in_v
     } catch (const std::exception& exception) {
         status = fail_from(exception);
     }
-    // After `create` has exited nobody reads the socket any more: the log (or the
-    // container's stderr) is then the only place the failure can go.
+    // After `create` has exited nobody reads the socket any more: the --log file (if any:
+    // log_after_created) is then the only place the failure can go.
     sync.send_error(status.error());
     if (created_sent && !plan.parent_waits_for_exec) {
         log::error(status.error().message());
@@ -579,6 +581,7 @@ void run_init(const InitPlan& plan, InitEnd& sync, Syscalls& sys, bool born_in_v
 
 void run_exec_process(const ProcessPlan& plan, InitEnd& sync, Syscalls& sys,
                       bool born_in_v2_cgroup) noexcept {
+    forward_log(sync); // not to our stderr, the container's: sync.hpp
     Status status;
     try {
         log::debug("child process in init(): the exec'd process joins the container");

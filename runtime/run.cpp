@@ -5,7 +5,7 @@
 #include "process/signals.hpp"
 #include "process/terminal.hpp"
 
-#include <poll.h>
+#include <chrono>
 
 #include <optional>
 
@@ -22,13 +22,9 @@ using SyncEvent = runtime::SyncEvent<ToParent>;
 // exited: that is the error to show, not "container not running". A dead init's message
 // is already in the socket, so this does not wait.
 Error why_start_failed(runtime::ParentEnd& sync, Error start_error) {
-    pollfd entry{sync.fd(), POLLIN, 0};
-    if (::poll(&entry, 1, 0) != 1) {
-        return start_error;
-    }
-    auto event = sync.receive();
-    if (event && !event->eof && event->message == ToParent::kError) {
-        return std::move(event->error);
+    auto event = sync.receive_within(std::chrono::milliseconds(0)); // past its log lines
+    if (event && *event && !(*event)->eof && (*event)->message == ToParent::kError) {
+        return std::move((*event)->error);
     }
     return start_error;
 }

@@ -5,7 +5,7 @@
 #include "process/terminal.hpp"
 #include "security/exec_gate.hpp"
 
-#include <poll.h>
+#include <chrono>
 
 namespace minirun::runtime {
 
@@ -41,14 +41,9 @@ Result<UniqueFd> protect_runtime_binary(std::string ruled_out, std::string_view 
 }
 
 Error child_error_or(ParentEnd& sync, const Error& fallback) {
-    struct pollfd ready = {sync.fd(), POLLIN, 0};
-    constexpr int kWaitMs = 200;
-    if (::poll(&ready, 1, kWaitMs) <= 0) {
-        return fallback;
-    }
-    auto event = sync.receive();
-    if (event && !event->eof && event->message == ToParent::kError) {
-        return event->error;
+    auto event = sync.receive_within(std::chrono::milliseconds(200)); // past its log lines
+    if (event && *event && !(*event)->eof && (*event)->message == ToParent::kError) {
+        return (*event)->error;
     }
     return fallback;
 }

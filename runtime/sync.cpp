@@ -1,10 +1,14 @@
 #include "sync.hpp"
 
+#include "minirun/log.hpp"
+
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 
 namespace minirun::runtime {
@@ -37,6 +41,30 @@ ssize_t send_frame(int socket, const void* data, size_t length, int fd) {
 }
 
 } // namespace
+
+void send_log_line(int socket, std::string_view line) noexcept {
+    Header header{static_cast<uint32_t>(ToParent::kLog), 0};
+    line = line.substr(0, kMaxFrame - sizeof(header));
+    std::array<iovec, 2> parts{
+        {{&header, sizeof(header)}, {const_cast<char*>(line.data()), line.size()}}}; // NOLINT
+    msghdr message{};
+    message.msg_iov = parts.data();
+    message.msg_iovlen = parts.size();
+    ssize_t sent = 0;
+    do {
+        sent = ::sendmsg(socket, &message, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+}
+
+void forward_log(const InitEnd& end) {
+    log::forward_to(end.fd(), send_log_line);
+}
+
+void log_after_created(bool a_parent_listens) {
+    if (!a_parent_listens) {
+        log::file_only();
+    }
+}
 
 Result<std::pair<ParentEnd, InitEnd>> create_sync_pair() {
     std::array<int, 2> fds{};
@@ -148,18 +176,58 @@ uint32_t wire(auto message) {
     return static_cast<uint32_t>(message);
 }
 
+// One frame of the messages `Receive` lists (for the parent: kLog too).
+template <typename Receive>
+Result<SyncEvent<uint32_t>> receive_frame(SyncChannel& channel) {
+    if constexpr (std::is_same_v<Receive, ToParent>) {
+        return channel.receive({wire(ToParent::kRunHooks), wire(ToParent::kConsole),
+                                wire(ToParent::kCreated), wire(ToParent::kError),
+                                wire(ToParent::kLog)});
+    } else {
+        return channel.receive({wire(ToInit::kParentReady), wire(ToInit::kHooksDone)});
+    }
+}
+
+// A kLog frame goes to our stderr as it is, the child's line as if ours: true for one.
+bool forwarded_log(const SyncEvent<uint32_t>& raw) {
+    if (raw.eof || raw.message != wire(ToParent::kLog)) {
+        return false;
+    }
+    log::write_forwarded(raw.payload);
+    return true;
+}
+
 } // namespace
 
 template <typename Send, typename Receive>
 Result<SyncEvent<Receive>> SyncEnd<Send, Receive>::receive() {
-    if constexpr (std::is_same_v<Receive, ToParent>) {
-        MR_ASSIGN(auto raw, channel_.receive({wire(ToParent::kRunHooks), wire(ToParent::kConsole),
-                                              wire(ToParent::kCreated), wire(ToParent::kError)}));
-        return typed<Receive>(std::move(raw));
-    } else {
-        MR_ASSIGN(auto raw,
-                  channel_.receive({wire(ToInit::kParentReady), wire(ToInit::kHooksDone)}));
-        return typed<Receive>(std::move(raw));
+    for (;;) {
+        MR_ASSIGN(auto raw, receive_frame<Receive>(channel_));
+        if (!forwarded_log(raw)) {
+            return typed<Receive>(std::move(raw));
+        }
+    }
+}
+
+template <typename Send, typename Receive>
+Result<std::optional<SyncEvent<Receive>>>
+SyncEnd<Send, Receive>::receive_within(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd ready{channel_.fd(), POLLIN, 0};
+        int polled = ::poll(&ready, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+        if (polled < 0 && errno == EINTR) {
+            continue;
+        }
+        if (polled <= 0) {
+            return std::optional<SyncEvent<Receive>>();
+        }
+        MR_ASSIGN(auto raw, receive_frame<Receive>(channel_));
+        if (!forwarded_log(raw)) {
+            return std::optional<SyncEvent<Receive>>(typed<Receive>(std::move(raw)));
+        }
     }
 }
 

@@ -19,6 +19,8 @@
 //   ◄─────────────────────────── EOF          (only `run` still listens): the exec
 //                                             closed the init's close-on-exec end
 //   ◄─────────────────────────── kError       on any failure, then _exit(1)
+//   ◄─────────────────────────── kLog         any time, while the parent listens: a log
+//                                             line for mini-run's stderr (log.hpp)
 //
 // The messages of each direction are their own type (sync_wire.hpp: ToInit, ToParent), and
 // each end may only send its own (SyncEnd).
@@ -32,8 +34,10 @@
 
 #include "sync_wire.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -84,7 +88,12 @@ public:
     void send_error(const Error& error) requires std::is_same_v<Send, ToParent> {
         channel_.send_error(error);
     }
+    // The parent's end writes each kLog line to its stderr as it comes (log::write_forwarded)
+    // and goes on reading: a kLog is never returned.
     Result<SyncEvent<Receive>> receive();
+    // The same, for a frame that comes within `timeout`: nothing when none did (a kLog line
+    // is no such frame: a peer that logged, then waits for us, is no reason to wait longer).
+    Result<std::optional<SyncEvent<Receive>>> receive_within(std::chrono::milliseconds timeout);
     // Receives one frame and checks it is `expected` (a kError is returned as the error).
     Result<SyncEvent<Receive>> expect(Receive expected);
 
@@ -100,6 +109,22 @@ using InitEnd = SyncEnd<ToParent, ToInit>;   // the child's
 
 // The pair: first for the parent, second for the child.
 Result<std::pair<ParentEnd, InitEnd>> create_sync_pair();
+
+// The log of a clone of mini-run (the init, the process `exec` starts), which must not write
+// to its stderr, the container's (log.hpp):
+//
+// Right after the clone: each line for stderr becomes a kLog frame on `end`, read by the
+// parent that waits on the socket. A blocking send: the parent reads between its steps, and
+// the socket holds far more than the lines of a setup. Under the container's seccomp filter
+// (the last steps, which log under --debug only) a frame the filter refuses is lost, and a
+// filter that kills on sendmsg(2) kills the process, as one that kills on write(2) did.
+void forward_log(const InitEnd& end);
+// After kCreated: from here on nobody reads the socket, unless `a_parent_listens` (`run` in
+// the foreground, or `create` waiting for the exec gate's exec): forward on then, else
+// only the --log file gets the init's lines (log::file_only).
+void log_after_created(bool a_parent_listens);
+// One kLog frame, the line truncated to what a frame holds; lost if it cannot be sent.
+void send_log_line(int socket, std::string_view line) noexcept;
 
 // One sendmsg(2) carrying exactly one fd and a non-empty payload: the shape engines expect
 // on a --console-socket (conmon checks the control length, go-runc wants exactly one fd).

@@ -22,6 +22,7 @@ enum class ToParent : uint32_t {
     kConsole = 4,  // the fd: the pty's master
     kCreated = 5,  // set up; waiting for start
     kError = 6,    // header.error_number: the errno; payload: the message. Then _exit(1)
+    kLog = 7,      // payload: one log line for mini-run's stderr (log.hpp), without newline
 };
 
 // A frame is this header, then up to kMaxSyncFrame - 8 bytes of payload (for kError: the

@@ -18,6 +18,11 @@ namespace {
 struct Sink {
     Options options;
     UniqueFd file;
+    // Where the lines meant for stderr go (log.hpp): stderr, send(forward_fd, line), or
+    // nowhere (file_only()).
+    enum class Stderr { own, forwarded, dropped } stderr_lines = Stderr::own;
+    int forward_fd = -1;
+    LineSender send = nullptr;
 };
 
 Sink& sink() {
@@ -54,7 +59,46 @@ void write_all(int fd, std::string_view text) {
     }
 }
 
+// A line meant for stderr, without its newline (write_all adds none).
+void to_stderr(const Sink& s, std::string line) {
+    switch (s.stderr_lines) {
+    case Sink::Stderr::own:
+        line.push_back('\n');
+        write_all(STDERR_FILENO, line);
+        return;
+    case Sink::Stderr::forwarded:
+        s.send(s.forward_fd, line);
+        return;
+    case Sink::Stderr::dropped:
+        return;
+    }
+}
+
 } // namespace
+
+void forward_to(int fd, LineSender send) {
+    Sink& s = sink();
+    s.stderr_lines = Sink::Stderr::forwarded;
+    s.forward_fd = fd;
+    s.send = send;
+}
+
+void file_only() {
+    Sink& s = sink();
+    s.stderr_lines = Sink::Stderr::dropped;
+    s.forward_fd = -1;
+    s.send = nullptr;
+}
+
+void write_forwarded(std::string_view line) {
+    // One writev(), so that the line and its newline are not split by another writer.
+    std::array<iovec, 2> parts{{{const_cast<char*>(line.data()), line.size()}, // NOLINT
+                                {const_cast<char*>("\n"), 1}}};                // NOLINT
+    ssize_t written = 0;
+    do {
+        written = ::writev(STDERR_FILENO, parts.data(), static_cast<int>(parts.size()));
+    } while (written < 0 && errno == EINTR);
+}
 
 Status configure(const Options& options) {
     Sink& s = sink();
@@ -131,11 +175,12 @@ void write(Level level, std::string_view message) {
     }
     // Errors and warnings are one plain line each; --debug output is in runc's text format
     // (time="..." level=debug msg="..."), which tools that read runc's debug output parse.
-    std::string line = level == Level::error || level == Level::warning
-                           ? cat("mini-run: ", level == Level::warning ? "warning: " : "", message)
-                           : text_line(level, message, rfc3339_now());
-    line.push_back('\n');
-    write_all(STDERR_FILENO, line);
+    if (s.stderr_lines == Sink::Stderr::dropped) {
+        return; // nothing to format
+    }
+    to_stderr(s, level == Level::error || level == Level::warning
+                     ? cat("mini-run: ", level == Level::warning ? "warning: " : "", message)
+                     : text_line(level, message, rfc3339_now()));
 }
 
 } // namespace minirun::log

@@ -104,6 +104,117 @@ bool echo(const std::string& address) {
     return replied;
 }
 
+// The pair's names and addresses, on a subnet the host does not use.
+struct NetPlan {
+    std::string ip; // iproute2's binary
+    std::string host_addr;
+    std::string inside_addr;
+    std::string host_end;
+    std::string inside_end;
+};
+
+Result<NetPlan> plan_net(const Signals& signals) {
+    NetPlan plan;
+    MR_ASSIGN(plan.ip, find_ip());
+    MR_ASSIGN(const int subnet, free_subnet(plan.ip, signals));
+    plan.host_addr = cat("10.203.", subnet, ".1");
+    plan.inside_addr = cat("10.203.", subnet, ".2");
+    plan.host_end = cat("mrd", ::getpid(), "h");
+    plan.inside_end = cat("mrd", ::getpid(), "c");
+    return plan;
+}
+
+// The container's side: its links at the start, its end addressed, its links after.
+std::string net_script(const NetPlan& p) {
+    return ns_line("net") + "echo @links $(ls /sys/class/net); " + pause() + "ip addr add " +
+           p.inside_addr + "/30 dev " + p.inside_end + " && ip link set " + p.inside_end +
+           " up && echo '@configured yes'; " + "echo @links2 $(ls /sys/class/net); " +
+           pause("addressed") + "echo @links3 $(ls /sys/class/net)";
+}
+
+// `ip ARGS...` on the host, shown as the demo's command.
+Status host_ip(Context& c, const std::vector<std::string>& argv) {
+    std::vector<std::string> shown = argv;
+    shown[0] = "ip";
+    c.out.command(join(shown, " "));
+    MR_ASSIGN(CommandResult result, run_command(argv, *c.signals));
+    if (result.exit_code != 0) {
+        return Error(cat(join(argv, " "), ": ", trim(result.err)));
+    }
+    return {};
+}
+
+Result<bool> link_exists(const std::string& ip, const std::string& name, const Signals& signals) {
+    MR_ASSIGN(CommandResult result, run_command({ip, "link", "show", name}, signals));
+    return result.exit_code == 0;
+}
+
+// The veth pair, its container end moved into the namespace of `init`.
+Status make_veth_pair(Context& c, Session& session, const NetPlan& p, pid_t init) {
+    const std::string& ip = p.ip;
+    // Registered before it exists: whatever happens from here, the pair goes. It runs when
+    // the session ends: what it needs, it holds a copy of.
+    session.on_cleanup(cat("removed the veth pair ", p.host_end, "/", p.inside_end),
+                       [ip, host_end = p.host_end, &signals = *c.signals]() -> Status {
+                           MR_ASSIGN(bool exists, link_exists(ip, host_end, signals));
+                           if (exists) {
+                               MR_TRY(run_command({ip, "link", "del", host_end}, signals));
+                           }
+                           return {};
+                       });
+    MR_TRY(host_ip(c, {ip, "link", "add", p.host_end, "type", "veth", "peer", "name", p.inside_end,
+                       "netns", std::to_string(init)}));
+    MR_TRY(host_ip(c, {ip, "addr", "add", p.host_addr + "/30", "dev", p.host_end}));
+    return host_ip(c, {ip, "link", "set", p.host_end, "up"});
+}
+
+struct NetResults {
+    bool inside_ping = false;
+    bool host_ping = false;
+    bool gone = false; // the host's end deleted, the pair is gone
+};
+
+// A ping each way across the addressed pair, then the host's end deleted.
+Result<NetResults> ping_then_remove(Context& c, Session& session, const NetPlan& p, pid_t init) {
+    NetResults results;
+    MR_TRY(session.resume("@addressed"));
+    // The container's side: a child of the demo that joined its network namespace, as
+    // `nsenter --net` would, pings the host's end; then the host pings the container's.
+    MR_ASSIGN(results.inside_ping,
+              in_namespace_of(init, "net", CLONE_NEWNET, [&p] { return echo(p.host_addr); }));
+    c.out.inside(cat("ip addr add ", p.inside_addr, "/30 dev ", p.inside_end,
+                     "; from its netns (setns): ping ", p.host_addr),
+                 results.inside_ping ? "ok" : "failed");
+    MR_ASSIGN(results.host_ping,
+              in_namespace_of(0, "net", 0, [&p] { return echo(p.inside_addr); }));
+    c.out.host(cat("ping ", p.inside_addr, " (an ICMP echo from mini-run)"),
+               results.host_ping ? "ok" : "failed");
+    MR_TRY(pause_here(c, cat("the veth pair is up: try `ip addr show ", p.host_end, "`")));
+    MR_TRY(host_ip(c, {p.ip, "link", "del", p.host_end}));
+    MR_ASSIGN(const bool still_there, link_exists(p.ip, p.host_end, *c.signals));
+    results.gone = !still_there;
+    return results;
+}
+
+bool report_net(Context& c, const Session& session, const NetPlan& p, const NetResults& r) {
+    c.out.ns_compare("net", session.value("ns"), host_ns("net"));
+    c.out.inside("ls /sys/class/net, at the start", session.value("links"));
+    c.out.inside("with the veth end", session.value("links2"));
+    c.out.inside("after `ip link del` on the host", session.value("links3"));
+    Check check(c.out);
+    check(session.value("ns") != host_ns("net"),
+          "the container has a network namespace of its own");
+    check(session.value("links") == "lo", "at first the container has only lo");
+    check(session.value("configured") == "yes" &&
+              session.value("links2") == cat("lo ", p.inside_end),
+          "the container got its end of the pair and gave it an address");
+    check(r.inside_ping, cat("the container's namespace pinged the host at ", p.host_addr));
+    check(r.host_ping, cat("the host pinged the container at ", p.inside_addr));
+    check(r.gone && session.value("links3") == "lo",
+          "deleting the host's end removed the pair: only lo is left inside");
+    return check.ok();
+}
+
 } // namespace
 
 Result<bool> demo_net(Context& c) {
@@ -115,89 +226,21 @@ Result<bool> demo_net(Context& c) {
           "clone3(CLONE_NEWNET); here: ip link add ... type veth peer ... netns PID, and "
           "setns(2) to ping from inside",
           "runtime/ns/net.cpp (flags: runtime/plan.cpp, clone: runtime/process/child.cpp)");
-    MR_ASSIGN(const std::string ip, find_ip());
-    const Signals& signals = *c.signals;
-    MR_ASSIGN(const int subnet, free_subnet(ip, signals));
-    const std::string host_addr = cat("10.203.", subnet, ".1");
-    const std::string inside_addr = cat("10.203.", subnet, ".2");
-    const std::string host_end = cat("mrd", ::getpid(), "h");
-    const std::string inside_end = cat("mrd", ::getpid(), "c");
+    MR_ASSIGN(const NetPlan plan, plan_net(*c.signals));
 
     Session session(c, "net");
     MR_TRY(session.open());
     session.set_namespaces({"network"});
     session.add_capabilities({"CAP_NET_ADMIN"}); // for `ip addr` inside
-    session.set_script(ns_line("net") + "echo @links $(ls /sys/class/net); " + pause() +
-                       "ip addr add " + inside_addr + "/30 dev " + inside_end + " && ip link set " +
-                       inside_end + " up && echo '@configured yes'; " +
-                       "echo @links2 $(ls /sys/class/net); " + pause("addressed") +
-                       "echo @links3 $(ls /sys/class/net)");
+    session.set_script(net_script(plan));
     MR_TRY(session.start("@ready"));
     MR_ASSIGN(pid_t init, session.init_pid());
 
-    auto host_run = [&](const std::vector<std::string>& argv) -> Status {
-        std::vector<std::string> shown = argv;
-        shown[0] = "ip";
-        c.out.command(join(shown, " "));
-        MR_ASSIGN(CommandResult result, run_command(argv, signals));
-        if (result.exit_code != 0) {
-            return Error(cat(join(argv, " "), ": ", trim(result.err)));
-        }
-        return {};
-    };
-    auto link_exists = [&](const std::string& name) -> Result<bool> {
-        MR_ASSIGN(CommandResult result, run_command({ip, "link", "show", name}, signals));
-        return result.exit_code == 0;
-    };
-    // Registered before it exists: whatever happens from here, the pair goes. It runs when
-    // the session ends, after link_exists (declared later) is gone: a copy of it, then.
-    session.on_cleanup(cat("removed the veth pair ", host_end, "/", inside_end),
-                       [link_exists, &ip, &signals, host_end]() -> Status {
-                           MR_ASSIGN(bool exists, link_exists(host_end));
-                           if (exists) {
-                               MR_TRY(run_command({ip, "link", "del", host_end}, signals));
-                           }
-                           return {};
-                       });
-    MR_TRY(host_run({ip, "link", "add", host_end, "type", "veth", "peer", "name", inside_end,
-                     "netns", std::to_string(init)}));
-    MR_TRY(host_run({ip, "addr", "add", host_addr + "/30", "dev", host_end}));
-    MR_TRY(host_run({ip, "link", "set", host_end, "up"}));
-
-    MR_TRY(session.resume("@addressed"));
-    // The container's side: a child of the demo that joined its network namespace, as
-    // `nsenter --net` would, pings the host's end; then the host pings the container's.
-    MR_ASSIGN(const bool inside_ping,
-              in_namespace_of(init, "net", CLONE_NEWNET, [&host_addr] { return echo(host_addr); }));
-    c.out.inside(cat("ip addr add ", inside_addr, "/30 dev ", inside_end,
-                     "; from its netns (setns): ping ", host_addr),
-                 inside_ping ? "ok" : "failed");
-    MR_ASSIGN(const bool host_ping,
-              in_namespace_of(0, "net", 0, [&inside_addr] { return echo(inside_addr); }));
-    c.out.host(cat("ping ", inside_addr, " (an ICMP echo from mini-run)"),
-               host_ping ? "ok" : "failed");
-    MR_TRY(pause_here(c, cat("the veth pair is up: try `ip addr show ", host_end, "`")));
-    MR_TRY(host_run({ip, "link", "del", host_end}));
-    MR_ASSIGN(const bool still_there, link_exists(host_end));
-    const bool gone = !still_there;
+    MR_TRY(make_veth_pair(c, session, plan, init));
+    MR_ASSIGN(const NetResults results, ping_then_remove(c, session, plan, init));
     MR_TRY(session.resume());
     MR_TRY(session.finish());
-
-    c.out.ns_compare("net", session.value("ns"), host_ns("net"));
-    c.out.inside("ls /sys/class/net, at the start", session.value("links"));
-    c.out.inside("with the veth end", session.value("links2"));
-    c.out.inside("after `ip link del` on the host", session.value("links3"));
-    Check check(c.out);
-    check(session.value("ns") != host_ns("net"),
-          "the container has a network namespace of its own");
-    check(session.value("links") == "lo", "at first the container has only lo");
-    check(session.value("configured") == "yes" && session.value("links2") == cat("lo ", inside_end),
-          "the container got its end of the pair and gave it an address");
-    check(inside_ping, cat("the container's namespace pinged the host at ", host_addr));
-    check(host_ping, cat("the host pinged the container at ", inside_addr));
-    check(gone && session.value("links3") == "lo",
-          "deleting the host's end removed the pair: only lo is left inside");
-    return check.ok();
+    return report_net(c, session, plan, results);
 }
 
 } // namespace minirun::cli::demo

@@ -2,7 +2,13 @@
 
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <string_view>
 
 using namespace minirun;
 using namespace minirun::runtime;
@@ -121,4 +127,44 @@ TEST_CASE("sync socket: a frame of the other direction is refused, not misread",
     auto back = parent.receive();
     REQUIRE_FALSE(back.ok());
     CHECK(back.error().errno_value() == EPROTO);
+}
+
+TEST_CASE("sync socket: a kLog frame is one line, cut to a frame; receive() writes it out",
+          "[sync][log]") {
+    auto pair = create_sync_pair();
+    REQUIRE(pair.ok());
+    auto& [parent, init] = *pair;
+    // On the wire: the header (message 7, no errno), then the line without a newline.
+    std::array<char, kMaxSyncFrame + 64> frame{};
+    send_log_line(init.fd(), "mini-run: hello");
+    ssize_t got = ::recv(parent.fd(), frame.data(), frame.size(), 0);
+    REQUIRE(got == static_cast<ssize_t>(sizeof(SyncFrameHeader) + 15));
+    SyncFrameHeader header{};
+    std::memcpy(&header, frame.data(), sizeof(header));
+    CHECK(header.message == 7);
+    CHECK(header.message == static_cast<uint32_t>(ToParent::kLog));
+    CHECK(header.error_number == 0);
+    CHECK(std::string_view(frame.data() + sizeof(header), 15) == "mini-run: hello");
+    send_log_line(init.fd(), std::string(10000, 'x'));
+    CHECK(::recv(parent.fd(), frame.data(), frame.size(), 0) ==
+          static_cast<ssize_t>(kMaxSyncFrame));
+
+    // The parent's receive() writes each line to its stderr and returns the next message.
+    std::array<int, 2> pipe_fds{};
+    REQUIRE(::pipe2(pipe_fds.data(), O_CLOEXEC) == 0);
+    UniqueFd read_end(pipe_fds[0]);
+    UniqueFd saved_stderr(::dup(STDERR_FILENO));
+    REQUIRE(::dup2(pipe_fds[1], STDERR_FILENO) == STDERR_FILENO);
+    ::close(pipe_fds[1]);
+    send_log_line(init.fd(), "first line");
+    send_log_line(init.fd(), "second line");
+    REQUIRE(init.send(ToParent::kCreated).ok());
+    auto created = parent.expect(ToParent::kCreated);
+    ::dup2(saved_stderr.get(), STDERR_FILENO);
+    REQUIRE(created.ok());
+    std::array<char, 256> text{};
+    ssize_t length = ::read(read_end.get(), text.data(), text.size());
+    REQUIRE(length > 0);
+    CHECK(std::string_view(text.data(), static_cast<size_t>(length)) ==
+          "first line\nsecond line\n");
 }
