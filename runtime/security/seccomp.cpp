@@ -1,5 +1,6 @@
 #include "security/seccomp.hpp"
 
+#include "fd_passing.hpp"
 #include "minirun/log.hpp"
 #include "security/seccomp_bpf.hpp"
 
@@ -184,15 +185,6 @@ Result<uint32_t> add_architecture(scmp_filter_ctx ctx, const std::string& arch,
         return Error::from_errno(-rc, cat(path, ": add architecture ", arch));
     }
     return token;
-}
-
-// sendmsg retried on EINTR, never raising SIGPIPE.
-ssize_t send_retrying(int socket, msghdr* message) {
-    ssize_t sent = 0;
-    do {
-        sent = ::sendmsg(socket, message, MSG_NOSIGNAL);
-    } while (sent < 0 && errno == EINTR);
-    return sent;
 }
 
 } // namespace
@@ -450,20 +442,7 @@ Status send_to_listener(int socket, int notify_fd, std::string_view oci_version,
     // `replace`: metadata is any string from the config; dump() would throw on bad UTF-8.
     std::string payload = message.dump(-1, ' ', false, Json::error_handler_t::replace);
 
-    iovec iov{payload.data(), payload.size()};
-    msghdr header{};
-    header.msg_iov = &iov;
-    header.msg_iovlen = 1;
-    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> control{};
-    header.msg_control = control.data();
-    header.msg_controllen = control.size();
-    cmsghdr* rights = CMSG_FIRSTHDR(&header);
-    rights->cmsg_level = SOL_SOCKET;
-    rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(rights), &notify_fd, sizeof(int));
-
-    ssize_t sent = send_retrying(socket, &header);
+    ssize_t sent = send_with_fd(socket, payload.data(), payload.size(), notify_fd);
     if (sent < 0) {
         return Error::from_errno("seccomp listener: send the listener fd");
     }
@@ -471,11 +450,7 @@ Status send_to_listener(int socket, int notify_fd, std::string_view oci_version,
     // more sendmsg calls as long as the fd travels with the first.
     auto done = static_cast<size_t>(sent);
     while (done < payload.size()) {
-        iovec rest{payload.data() + done, payload.size() - done};
-        msghdr more{};
-        more.msg_iov = &rest;
-        more.msg_iovlen = 1;
-        sent = send_retrying(socket, &more);
+        sent = send_with_fd(socket, payload.data() + done, payload.size() - done);
         if (sent < 0) {
             return Error::from_errno("seccomp listener: send the container state");
         }
