@@ -14,6 +14,7 @@
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 #include "plan.hpp"
+#include "syscalls.hpp"
 
 namespace minirun::runtime::pid {
 
@@ -25,11 +26,13 @@ namespace minirun::runtime::pid {
 // leave() yet): it tries the same and can only log a failure.
 class JoinedForChildren {
 public:
-    static Result<JoinedForChildren> enter(const Plan& plan);
+    // The setns calls go through `sys`, which must outlive the object. The default, the
+    // real system calls, stands until create.cpp and exec.cpp pass theirs (issue 37).
+    static Result<JoinedForChildren> enter(const Plan& plan, Syscalls& sys = linux_syscalls());
     // The same for an open namespace fd (exec joins the container's).
-    static Result<JoinedForChildren> enter_fd(int namespace_fd);
+    static Result<JoinedForChildren> enter_fd(int namespace_fd, Syscalls& sys = linux_syscalls());
     // An object that returns to `own` as if it had been joined from there: for tests.
-    static JoinedForChildren returning_to(UniqueFd own);
+    static JoinedForChildren returning_to(UniqueFd own, Syscalls& sys = linux_syscalls());
     JoinedForChildren() = default;
     JoinedForChildren(JoinedForChildren&&) = default;
     JoinedForChildren& operator=(JoinedForChildren&&) = default;
@@ -48,6 +51,7 @@ public:
 
 private:
     UniqueFd own_; // the parent's own PID namespace, to return to
+    Syscalls* sys_ = &linux_syscalls();
 };
 
 } // namespace minirun::runtime::pid
