@@ -36,6 +36,9 @@
 //   dup2 on the pty (process/terminal.cpp), the foreground relay's tcsetattr.
 // - The seccomp probe of what the kernel supports (seccomp.cpp, a NULL filter that loads
 //   nothing) and capability reads (capget, PR_CAPBSET_READ in capabilities.cpp).
+// - The directories fs::mkdir_all_in_root makes for mount destinations and the rootfs
+//   files tmpcopyup creates and fills (openat, write): made by path walks with
+//   openat2(RESOLVE_IN_ROOT) that the unit tests run on real temporary rootfs trees.
 // Not yet routed, to follow (issue 37): the maps and setgroups of the container's user
 // namespace (ns/user.cpp, by path through fs::write_file), /proc/self/timens_offsets
 // (ns/time.cpp), /proc/self/attr/exec for AppArmor and SELinux (security.cpp), the
