@@ -70,8 +70,9 @@ TEST_CASE("personality: the execution domain, only when set", "[rlimit]") {
     CHECK(sys.calls.empty());
     REQUIRE(limits::set_personality(spec::Personality{"LINUX32", {}}, sys).ok());
     REQUIRE(limits::set_personality(spec::Personality{"LINUX", {}}, sys).ok());
-    CHECK(sys.calls == std::vector<std::string>{cat("personality ", PER_LINUX32),
-                                                cat("personality ", PER_LINUX)});
+    CHECK(sys.calls ==
+          std::vector<std::string>{cat("personality ", static_cast<unsigned long>(PER_LINUX32)),
+                                   cat("personality ", static_cast<unsigned long>(PER_LINUX))});
     sys.fail("personality", EINVAL);
     auto set = limits::set_personality(spec::Personality{"LINUX32", {}}, sys);
     REQUIRE_FALSE(set.ok());

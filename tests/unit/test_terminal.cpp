@@ -54,7 +54,10 @@ TEST_CASE("console: the pty is bound onto /dev/console through the seam", "[term
         return;
     }
     auto pty = terminal::open_pty(std::nullopt);
-    REQUIRE(pty.ok());
+    if (!pty) {
+        WARN("no pty here (" << pty.error().message() << "); skipped");
+        return;
+    }
     TempDir dir;
     std::filesystem::create_directories(dir.path() + "/dev");
     CHECK(bind_console_in(dir.path(), *pty, 0) == 0);
