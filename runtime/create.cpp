@@ -327,7 +327,7 @@ Status clone_the_init(Run& r) {
     {
         auto v2_dir = r.cgroup.open_v2_dir();
         MR_ASSIGN(auto in_pid_namespace,
-                  runtime::pid::JoinedForChildren::enter(r.created.plan)); // pid.cpp
+                  runtime::pid::JoinedForChildren::enter(r.created.plan, r.sys)); // pid.cpp
         log::debug("nsexec container setup: clone3 into the container's new namespaces");
         bool born_in_v2 = false;
         MR_ASSIGN(pid_t pid, runtime::clone_process( // spawn.hpp; the child runs recipe.cpp

@@ -293,7 +293,7 @@ Status clone_the_process(Run& r) {
     auto v2_dir = r.cgroup.open_v2_dir();
     std::optional<runtime::pid::JoinedForChildren> in_pid_namespace;
     if (r.pid_ns) {
-        MR_ASSIGN(auto joined, runtime::pid::JoinedForChildren::enter_fd(r.pid_ns.get()));
+        MR_ASSIGN(auto joined, runtime::pid::JoinedForChildren::enter_fd(r.pid_ns.get(), r.sys));
         in_pid_namespace.emplace(std::move(joined));
     }
     // process.execCPUAffinity.initial: mini-run's own cpus until the clone, which is born

@@ -111,7 +111,7 @@ Status clear_umask(InitSetup& s) {
 }
 
 Status set_rlimits(Setup& s) {
-    return limits::apply_rlimits(s.process.rlimits);
+    return limits::apply_rlimits(s.process.rlimits, s.sys);
 }
 
 Status set_memory_policy(Setup& s) {
@@ -119,7 +119,7 @@ Status set_memory_policy(Setup& s) {
 }
 
 Status set_oom_score(InitSetup& s) {
-    return limits::set_oom_score_adj(s.process.oom_score_adj);
+    return limits::set_oom_score_adj(s.process.oom_score_adj, s.sys);
 }
 
 Status set_scheduler(Setup& s) {
@@ -195,7 +195,7 @@ Status set_hostname(InitSetup& s) {
 }
 
 Status set_sysctls(InitSetup& s) {
-    return limits::apply_sysctls(s.container.sysctls);
+    return limits::apply_sysctls(s.container.sysctls, s.sys);
 }
 
 Status prepare_rootfs(InitSetup& s) {
@@ -254,14 +254,14 @@ Status open_terminal(Setup& s) {
     }
     MR_ASSIGN(terminal::Pty pty, terminal::open_pty(s.process.console_size));
     if (s.plan.bind_console) {
-        MR_TRY(terminal::bind_console(pty));
+        MR_TRY(terminal::bind_console(pty, s.sys));
     }
     MR_TRY(terminal::attach_stdio(pty, s.process.user.uid));
     return s.sync.send(ToParent::kConsole, "", pty.master.get());
 }
 
 Status set_personality(InitSetup& s) {
-    return limits::set_personality(s.container.personality);
+    return limits::set_personality(s.container.personality, s.sys);
 }
 
 Status enter_cwd_privileged(Setup& s) {

@@ -1,5 +1,6 @@
 #include "sync.hpp"
 
+#include "fd_passing.hpp"
 #include "minirun/log.hpp"
 
 #include <poll.h>
@@ -16,29 +17,6 @@ namespace {
 
 using Header = SyncFrameHeader;
 constexpr size_t kMaxFrame = kMaxSyncFrame;
-
-// sendmsg with an optional fd, retried on EINTR, never raising SIGPIPE.
-ssize_t send_frame(int socket, const void* data, size_t length, int fd) {
-    iovec iov{const_cast<void*>(data), length}; // NOLINT(cppcoreguidelines-pro-type-const-cast)
-    msghdr message{};
-    message.msg_iov = &iov;
-    message.msg_iovlen = 1;
-    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> control{};
-    if (fd >= 0) {
-        message.msg_control = control.data();
-        message.msg_controllen = control.size();
-        cmsghdr* header = CMSG_FIRSTHDR(&message);
-        header->cmsg_level = SOL_SOCKET;
-        header->cmsg_type = SCM_RIGHTS;
-        header->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
-    }
-    ssize_t sent = 0;
-    do {
-        sent = ::sendmsg(socket, &message, MSG_NOSIGNAL);
-    } while (sent < 0 && errno == EINTR);
-    return sent;
-}
 
 } // namespace
 
@@ -82,7 +60,7 @@ Status SyncChannel::send(uint32_t message, std::string_view payload, int fd) {
     if (length > 0) { // an empty string_view may have a null data()
         std::memcpy(frame.data() + sizeof(header), payload.data(), length);
     }
-    if (send_frame(fd_.get(), frame.data(), sizeof(header) + length, fd) < 0) {
+    if (send_with_fd(fd_.get(), frame.data(), sizeof(header) + length, fd) < 0) {
         return Error::from_errno("sync socket: send");
     }
     return {};
@@ -94,7 +72,7 @@ void SyncChannel::send_error(const Error& error) {
     std::memcpy(frame.data(), &header, sizeof(header));
     size_t length = std::min(error.message().size(), frame.size() - sizeof(header));
     std::memcpy(frame.data() + sizeof(header), error.message().data(), length);
-    (void)send_frame(fd_.get(), frame.data(), sizeof(header) + length, -1);
+    (void)send_with_fd(fd_.get(), frame.data(), sizeof(header) + length, -1);
 }
 
 Result<SyncEvent<uint32_t>> SyncChannel::receive(std::initializer_list<uint32_t> accepted) {
@@ -256,7 +234,7 @@ Status send_fd(int socket, int fd, std::string_view payload) {
     if (payload.empty()) {
         payload = " ";
     }
-    if (send_frame(socket, payload.data(), payload.size(), fd) < 0) {
+    if (send_with_fd(socket, payload.data(), payload.size(), fd) < 0) {
         return Error::from_errno("send fd");
     }
     return {};

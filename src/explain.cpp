@@ -1,5 +1,6 @@
 #include "minirun/explain.hpp"
 
+#include "fs.hpp"
 #include "minirun/error.hpp"
 
 #include <fcntl.h>
@@ -60,17 +61,9 @@ unsigned next_number() {
     return ++local_counter;
 }
 
+// Best effort: a line that cannot be written is lost, nothing more.
 void write_all(std::string_view text, int fd = STDERR_FILENO) {
-    while (!text.empty()) {
-        ssize_t written = ::write(fd, text.data(), text.size());
-        if (written < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return;
-        }
-        text.remove_prefix(static_cast<size_t>(written));
-    }
+    (void)fs::write_all(fd, text, "explain");
 }
 
 template <size_t N>

@@ -309,27 +309,47 @@ std::string clean_path(std::string_view path) {
     return out.empty() ? "/" : out;
 }
 
+Result<std::string> read_all(int fd, std::string_view what, size_t limit) {
+    std::string content;
+    std::array<char, 8192> buffer{};
+    for (;;) {
+        ssize_t got = ::read(fd, buffer.data(), buffer.size());
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return Error::from_errno(cat("read ", what));
+        }
+        if (got == 0) {
+            return content;
+        }
+        content.append(buffer.data(), static_cast<size_t>(got));
+        if (content.size() > limit) {
+            return Error(EFBIG, cat(what, ": larger than ", limit, " bytes"));
+        }
+    }
+}
+
+Status write_all(int fd, std::string_view content, std::string_view what) {
+    while (!content.empty()) {
+        ssize_t written = ::write(fd, content.data(), content.size());
+        if (written < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return Error::from_errno(cat("write ", what));
+        }
+        content.remove_prefix(static_cast<size_t>(written));
+    }
+    return {};
+}
+
 Result<std::string> read_file(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) {
         return Error::from_errno(cat("open ", path));
     }
-    std::string content;
-    std::array<char, 8192> buffer{};
-    for (;;) {
-        ssize_t got = ::read(fd.get(), buffer.data(), buffer.size());
-        if (got < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return Error::from_errno(cat("read ", path));
-        }
-        if (got == 0) {
-            break;
-        }
-        content.append(buffer.data(), static_cast<size_t>(got));
-    }
-    return content;
+    return read_all(fd.get(), path);
 }
 
 namespace {
@@ -351,14 +371,6 @@ Status write_file(const std::string& path, std::string_view content) {
         return Error::from_errno(cat("open ", path));
     }
     return write_whole(fd.get(), content, path);
-}
-
-Status write_file_at(int dir_fd, const std::string& name, std::string_view content) {
-    UniqueFd fd(::openat(dir_fd, name.c_str(), O_WRONLY | O_CLOEXEC));
-    if (!fd) {
-        return Error::from_errno(cat("open ", name));
-    }
-    return write_whole(fd.get(), content, name);
 }
 
 Result<std::string> real_path(const std::string& path) {

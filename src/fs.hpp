@@ -52,7 +52,14 @@ bool at_or_below(std::string_view dir, std::string_view path);
 
 // Writes `content` with a single write(2): the kernel requires that for uid_map and friends.
 Status write_file(const std::string& path, std::string_view content);
-Status write_file_at(int dir_fd, const std::string& name, std::string_view content);
+
+// write(2) until all of `content` is out, retried on EINTR (logs, explain's lines, state
+// files): "write <what>: <strerror>" when a write fails.
+Status write_all(int fd, std::string_view content, std::string_view what);
+
+// read(2) until end of file, retried on EINTR: "read <what>: <strerror>" when a read
+// fails, EFBIG "<what>: larger than <limit> bytes" once more than `limit` bytes came.
+Result<std::string> read_all(int fd, std::string_view what, size_t limit = SIZE_MAX);
 
 // realpath(3) as a Result.
 Result<std::string> real_path(const std::string& path);

@@ -1,5 +1,6 @@
 #include "minirun/log.hpp"
 
+#include "fs.hpp"
 #include "minirun/fd.hpp"
 
 #include <fcntl.h>
@@ -47,16 +48,7 @@ std::string_view level_name(Level level) {
 // One write() per line, so concurrent writers (the init and the parent) never interleave
 // inside a line.
 void write_all(int fd, std::string_view text) {
-    while (!text.empty()) {
-        ssize_t written = ::write(fd, text.data(), text.size());
-        if (written < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return;
-        }
-        text.remove_prefix(static_cast<size_t>(written));
-    }
+    (void)fs::write_all(fd, text, "log");
 }
 
 // A line meant for stderr, without its newline (write_all adds none).

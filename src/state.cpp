@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <limits>
 #include <memory>
@@ -64,20 +63,6 @@ minirun::Status make_dirs(const std::string& path, mode_t mode) {
     return {};
 }
 
-minirun::Status write_all(int fd, std::string_view content, const std::string& what) {
-    while (!content.empty()) {
-        ssize_t written = ::write(fd, content.data(), content.size());
-        if (written < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return Error::from_errno(cat("write ", what));
-        }
-        content.remove_prefix(static_cast<size_t>(written));
-    }
-    return {};
-}
-
 // Readers must see either the old file or the new one, never a half-written one: a
 // concurrent `state` or `list` takes no lock. Hence a temp file renamed over the target.
 // No fsync: a state describes processes, which a crash of the machine ends anyway (the
@@ -91,7 +76,7 @@ minirun::Status write_temp(int dir_fd, const std::string& dir_path, const char* 
     if (!fd) {
         return Error::from_errno(cat("create ", temp_path));
     }
-    minirun::Status written = write_all(fd.get(), content, temp_path);
+    minirun::Status written = fs::write_all(fd.get(), content, temp_path);
     if (!written) {
         ::unlinkat(dir_fd, temp_name, 0);
     }
@@ -130,6 +115,10 @@ minirun::Status replace_file(int dir_fd, const std::string& dir_path, const char
 // us, and reading it whole would only waste memory.
 constexpr off_t kMaxFileSize = off_t{16} << 20;
 
+Error too_large() {
+    return Error(kCorrupt, cat("it is larger than ", kMaxFileSize >> 20, " MiB"));
+}
+
 // The content of `name` in the directory. Never through a symlink (O_NOFOLLOW: ELOOP), and
 // never blocking on a fifo (O_NONBLOCK), which no file of ours is: such entries are not
 // files this runtime wrote, reported with kCorrupt and the reason alone, for the caller
@@ -150,26 +139,13 @@ Result<std::string> read_at(int dir_fd, const char* name, const std::string& pat
         return Error(kCorrupt, "it is not a regular file");
     }
     if (info.st_size > kMaxFileSize) {
-        return Error(kCorrupt, cat("it is larger than ", kMaxFileSize >> 20, " MiB"));
+        return too_large();
     }
-    std::string content;
-    std::array<char, 8192> buffer{};
-    for (;;) {
-        ssize_t got = ::read(fd.get(), buffer.data(), buffer.size());
-        if (got < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return Error::from_errno(cat("read ", path));
-        }
-        if (got == 0) {
-            return content;
-        }
-        content.append(buffer.data(), static_cast<size_t>(got));
-        if (static_cast<off_t>(content.size()) > kMaxFileSize) {
-            return Error(kCorrupt, cat("it is larger than ", kMaxFileSize >> 20, " MiB"));
-        }
+    auto content = fs::read_all(fd.get(), path, static_cast<size_t>(kMaxFileSize));
+    if (!content && content.error().errno_value() == EFBIG) {
+        return too_large();
     }
+    return content;
 }
 
 struct DirCloser {

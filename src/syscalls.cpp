@@ -1,15 +1,19 @@
 #include "syscalls.hpp"
 
 #include "fs.hpp"
+#include "minirun/fd.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -63,6 +67,12 @@ public:
     Status fchownat(int dir_fd, const std::string& name, uid_t uid, gid_t gid, int flags) override {
         return check_syscall(::fchownat(dir_fd, name.c_str(), uid, gid, flags),
                              cat("chown ", name));
+    }
+    Status mkdirat(int dir_fd, const std::string& name, mode_t mode) override {
+        return check_syscall(::mkdirat(dir_fd, name.c_str(), mode), cat("mkdir ", name));
+    }
+    Status fchmodat(int dir_fd, const std::string& name, mode_t mode) override {
+        return check_syscall(::fchmodat(dir_fd, name.c_str(), mode, 0), cat("chmod ", name));
     }
     Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
                          uint64_t attr_clr) override {
@@ -233,6 +243,48 @@ public:
                                                         nodes.empty() ? nullptr : nodes.data(),
                                                         nodes.empty() ? 0UL : max_node)),
                              "set_mempolicy");
+    }
+    Status setrlimit(int resource, uint64_t soft, uint64_t hard) override {
+        rlimit value{soft, hard};
+        return check_syscall(::setrlimit(static_cast<__rlimit_resource>(resource), &value),
+                             cat("setrlimit(", resource, ")"));
+    }
+    Status personality(unsigned long domain) override {
+        return check_syscall(::personality(domain) < 0 ? -1 : 0, "personality");
+    }
+    Status write_proc(int dir_fd, const std::string& name, std::string_view value) override {
+        open_how how{};
+        how.flags = O_WRONLY | O_CLOEXEC;
+        how.resolve =
+            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+        UniqueFd fd(
+            static_cast<int>(::syscall(SYS_openat2, dir_fd, name.c_str(), &how, sizeof(how))));
+        if (!fd) {
+            return Error::from_errno(cat("open ", name));
+        }
+        if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
+            return Error::from_errno(cat("write ", name));
+        }
+        return {};
+    }
+    Result<pid_t> clone_userns_holder() override {
+        // Without a new stack: like fork(), 0 in the child.
+        const pid_t parent = ::getpid();
+        long pid = ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, 0);
+        if (pid < 0) {
+            return Error::from_errno("clone(CLONE_NEWUSER)");
+        }
+        if (pid == 0) {
+            // Only async-signal-safe calls here; it dies with us should we die first.
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent) {
+                ::_exit(0);
+            }
+            for (;;) {
+                ::pause();
+            }
+        }
+        return static_cast<pid_t>(pid);
     }
 };
 

@@ -7,9 +7,43 @@
 // call fail with any errno. Production code uses linux_syscalls().
 //
 // What goes through here: everything that changes the process's namespaces, identity,
-// privileges, file system view or program (mounts, setns/unshare, ids, capabilities,
-// prctl, seccomp, chdir, the NUMA memory policy, the exec). Reads (stat, /proc files) and the sync
-// socket do not.
+// privileges, file system view or program: mounts (the /dev/console bind too), the files
+// the mount steps make in the rootfs (devices, symlinks, tmpcopyup's copies' directories,
+// nodes, owners and modes), setns/unshare (the parent's pid namespace join too), ids,
+// capabilities, prctl, seccomp, chdir, rlimits, personality, scheduling, the NUMA memory
+// policy, the writes of kernel settings under /proc (write_proc: oom_score_adj, sysctls,
+// the idmap namespace's maps), the clone of the idmap namespace holder, and the exec.
+//
+// What stays outside, on purpose:
+// - Reads: stat/statx/statfs, readlink, the /proc files read (mountinfo, ns links, status,
+//   /proc/<pid>/stat), opening directories and files by O_PATH to name them. They change
+//   nothing; tests give them real temporary files.
+// - The sync socket between runtime and init (socketpair, sendmsg/recvmsg, SCM_RIGHTS:
+//   sync.cpp, fd_passing.cpp) and the --console-socket and seccomp-agent sockets: the
+//   protocol is tested end to end on real socketpairs (test_sync.cpp).
+// - The cgroup file writes and cgroup directories (runtime/cgroup/): a tree of files with
+//   their own tests against temporary directories (test_cgroup*.cpp).
+// - The clone of the container's processes (process/child.cpp clone3) and of hooks
+//   (hooks.cpp fork/execve, kill, waitpid): creating the process the fake would have to
+//   run is not a call it can record; integration tests cover them.
+// - The freestanding exec gate and the sealed copy of mini-run (security/exec_gate.cpp,
+//   sealed_exe.cpp: memfd, fsopen/fsmount, execveat of the gate): run before or instead of
+//   the runtime's own code, with no Syscalls to hand.
+// - The runtime's own bookkeeping files: state.json, exec.fifo, logs, the host-mount
+//   record (state.cpp, start.cpp, log.cpp, mount_host.cpp), and the detach of the
+//   runtime's host mounts on delete (mount_host.cpp umount2, after the container is gone).
+// - Signals to the container (signals.cpp kill) and the terminal's ioctls, fchown and
+//   dup2 on the pty (process/terminal.cpp), the foreground relay's tcsetattr.
+// - The seccomp probe of what the kernel supports (seccomp.cpp, a NULL filter that loads
+//   nothing) and capability reads (capget, PR_CAPBSET_READ in capabilities.cpp).
+// - The directories fs::mkdir_all_in_root makes for mount destinations and the rootfs
+//   files tmpcopyup creates and fills (openat, write): made by path walks with
+//   openat2(RESOLVE_IN_ROOT) that the unit tests run on real temporary rootfs trees.
+// Not yet routed, to follow: the maps and setgroups of the container's user namespace,
+// which the parent writes by path (ns/user.cpp, fs::write_file), /proc/self/timens_offsets
+// (ns/time.cpp), /proc/self/attr/exec for AppArmor and SELinux (security.cpp), the
+// loopback's SIOCSIFFLAGS (ns/net.cpp), the cgroup tmpfs's directories
+// (mount_cgroup.cpp mkdirat) and /dev/ptmx's unlinkat (mount_devices.cpp).
 #pragma once
 
 #include "minirun/error.hpp"
@@ -71,6 +105,8 @@ public:
     virtual Status symlinkat(const std::string& target, int dir_fd, const std::string& name) = 0;
     virtual Status fchownat(int dir_fd, const std::string& name, uid_t uid, gid_t gid,
                             int flags) = 0;
+    virtual Status mkdirat(int dir_fd, const std::string& name, mode_t mode) = 0;
+    virtual Status fchmodat(int dir_fd, const std::string& name, mode_t mode) = 0;
     // mount_setattr(2): sets and clears MOUNT_ATTR_* on the mount at `path`, and with
     // `recursive` on every mount below it too (AT_RECURSIVE).
     virtual Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
@@ -126,6 +162,20 @@ public:
     // is NULL) and maxnode as the kernel takes it (one more than the mask's bits).
     virtual Status set_mempolicy(int mode, const std::vector<unsigned long>& nodes,
                                  unsigned long max_node) = 0;
+    // setrlimit(2) of `resource` (an RLIMIT_*).
+    virtual Status setrlimit(int resource, uint64_t soft, uint64_t hard) = 0;
+    // personality(2): the execution domain (PER_LINUX, PER_LINUX32); survives execve.
+    virtual Status personality(unsigned long domain) = 0;
+    // One write(2) of `value` to the file `name` below `dir_fd`, a procfs directory the
+    // caller opened and verified (/proc/self, /proc/sys, /proc/<pid>): opened with
+    // openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+    // RESOLVE_NO_XDEV), so a link planted by the container cannot send it elsewhere.
+    virtual Status write_proc(int dir_fd, const std::string& name, std::string_view value) = 0;
+    // clone(CLONE_NEWUSER) of a child that only holds its new user namespace: it waits to
+    // be killed and dies with the caller (PR_SET_PDEATHSIG). The caller owns it (a
+    // ScopedChild) and writes its maps. The fake forks a child that waits, in no new
+    // namespace.
+    virtual Result<pid_t> clone_userns_holder() = 0;
 };
 
 // The real system calls.

@@ -72,7 +72,7 @@ Status copy_file_contents(int from_fd, int to_fd) {
 
 // Copies the entries of directory `from_dir` into `to_dir`, recursively, keeping each one's
 // kind, mode and owner (what runc and crun do for "tmpcopyup").
-Status copy_tree(int from_dir, int to_dir) {
+Status copy_tree(int from_dir, int to_dir, Syscalls& sys) {
     int listing_fd = ::openat(from_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (listing_fd < 0) {
         return Error::from_errno("open");
@@ -91,14 +91,14 @@ Status copy_tree(int from_dir, int to_dir) {
         MR_TRY(check_syscall(::fstatat(from_dir, name, &st, AT_SYMLINK_NOFOLLOW), name));
         mode_t mode = st.st_mode & 07777;
         if (S_ISDIR(st.st_mode)) {
-            MR_TRY(check_syscall(::mkdirat(to_dir, name, 0700), name));
+            MR_TRY(sys.mkdirat(to_dir, name, 0700));
             UniqueFd from(
                 ::openat(from_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             UniqueFd to(::openat(to_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!from || !to) {
                 return Error::from_errno(name);
             }
-            MR_TRY_WRAP(copy_tree(from.get(), to.get()), name);
+            MR_TRY_WRAP(copy_tree(from.get(), to.get(), sys), name);
         } else if (S_ISREG(st.st_mode)) {
             UniqueFd from(::openat(from_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
             UniqueFd to(
@@ -114,15 +114,14 @@ Status copy_tree(int from_dir, int to_dir) {
                 return Error::from_errno(name);
             }
             target.resize(static_cast<size_t>(length));
-            MR_TRY(check_syscall(::symlinkat(target.c_str(), to_dir, name), name));
+            MR_TRY(sys.symlinkat(target, to_dir, name));
         } else {
-            MR_TRY(check_syscall(::mknodat(to_dir, name, st.st_mode, st.st_rdev), name));
+            MR_TRY(sys.mknodat(to_dir, name, st.st_mode, st.st_rdev));
         }
-        MR_TRY(check_syscall(::fchownat(to_dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW),
-                             name));
+        MR_TRY(sys.fchownat(to_dir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW));
         // After the chown, which clears set-id bits.
         if (!S_ISLNK(st.st_mode)) {
-            MR_TRY(check_syscall(::fchmodat(to_dir, name, mode, 0), name));
+            MR_TRY(sys.fchmodat(to_dir, name, mode));
         }
     }
     return {};
@@ -179,7 +178,7 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
     if (covered) {
         MR_ASSIGN(UniqueFd mounted,
                   fs::open_in_root(root_fd, step.destination, O_RDONLY | O_DIRECTORY));
-        MR_TRY_WRAP(copy_tree(covered.get(), mounted.get()), "tmpcopyup");
+        MR_TRY_WRAP(copy_tree(covered.get(), mounted.get(), sys), "tmpcopyup");
     }
     return {};
 }

@@ -16,53 +16,28 @@
 #include "process/child.hpp"
 
 #include <fcntl.h>
-#include <sched.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <csignal>
 
 namespace minirun::runtime::mount {
 namespace {
 
-// A copy of mini-run in a user namespace of its own, which lives as long as the child
-// does, or as long as an fd opened on its /proc/<pid>/ns/user. It waits to be killed.
-Status clone_namespace_holder(ScopedChild& holder) {
-    // Without a new stack: like fork(), 0 in the child (not clone_with(), which explains
-    // itself as the init).
-    const pid_t parent = ::getpid();
-    long pid = ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, 0);
-    if (pid < 0) {
-        return Error::from_errno("clone(CLONE_NEWUSER) for an idmapped mount");
-    }
-    if (pid == 0) {
-        // Only async-signal-safe calls here; it dies with us should we die first.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) {
-            ::_exit(0);
-        }
-        for (;;) {
-            ::pause();
-        }
-    }
-    holder.reset(static_cast<pid_t>(pid));
-    return {};
-}
-
 // A user namespace with these maps (uid_map(5) text), as an fd: a child is cloned into a
-// new one, its maps are written from here (the host's root needs no setgroups "deny"),
-// its /proc/<pid>/ns/user is opened, and the child is killed again.
-Result<UniqueFd> make_user_namespace(const MountIdMap& idmap) {
+// new one (it lives as long as it does, or as long as an fd opened on its
+// /proc/<pid>/ns/user), its maps are written from here (the host's root needs no setgroups
+// "deny"), its /proc/<pid>/ns/user is opened, and the child is killed again.
+Result<UniqueFd> make_user_namespace(const MountIdMap& idmap, Syscalls& sys) {
     ScopedChild holder; // killed and reaped on the way out
-    MR_TRY(clone_namespace_holder(holder));
-    std::string proc = cat("/proc/", holder.get(), "/");
-    MR_TRY_WRAP(fs::write_file(proc + "uid_map", idmap.uid_map), "uidMappings");
-    MR_TRY_WRAP(fs::write_file(proc + "gid_map", idmap.gid_map), "gidMappings");
-    UniqueFd ns(::open((proc + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+    MR_ASSIGN(pid_t pid, sys.clone_userns_holder());
+    holder.reset(pid);
+    std::string proc = cat("/proc/", pid);
+    UniqueFd proc_dir(::open(proc.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!proc_dir) {
+        return Error::from_errno(cat("open ", proc));
+    }
+    MR_TRY_WRAP(sys.write_proc(proc_dir.get(), "uid_map", idmap.uid_map), "uidMappings");
+    MR_TRY_WRAP(sys.write_proc(proc_dir.get(), "gid_map", idmap.gid_map), "gidMappings");
+    UniqueFd ns(::openat(proc_dir.get(), "ns/user", O_RDONLY | O_CLOEXEC));
     if (!ns) {
-        return Error::from_errno(cat("open ", proc, "ns/user"));
+        return Error::from_errno(cat("open ", proc, "/ns/user"));
     }
     return ns;
 }
@@ -115,7 +90,7 @@ Status idmap_bind_sources(const Plan& plan, std::vector<UniqueFd>& sources, Sysc
                         cat(context, ": open the user namespace ", quoted(idmap.userns_path)));
                 }
             } else {
-                auto created = make_user_namespace(idmap);
+                auto created = make_user_namespace(idmap, sys);
                 if (!created) {
                     return created.error().wrap(context);
                 }

@@ -9,20 +9,21 @@
 
 namespace minirun::runtime::pid {
 
-Result<JoinedForChildren> JoinedForChildren::enter_fd(int namespace_fd) {
+Result<JoinedForChildren> JoinedForChildren::enter_fd(int namespace_fd, Syscalls& sys) {
     JoinedForChildren joined;
+    joined.sys_ = &sys;
     joined.own_.reset(::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
     if (!joined.own_) {
         return Error::from_errno("open /proc/self/ns/pid");
     }
-    if (::setns(namespace_fd, CLONE_NEWPID) < 0) {
+    if (auto entered = sys.setns(namespace_fd, CLONE_NEWPID); !entered) {
         joined.own_.reset();
-        return Error::from_errno("join pid namespace");
+        return checked(entered, "join pid namespace").error();
     }
     return joined;
 }
 
-Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan) {
+Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan, Syscalls& sys) {
     for (const NamespaceToJoin& join : plan.joins) {
         if (join.type != spec::NamespaceType::pid) {
             continue;
@@ -35,7 +36,7 @@ Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan) {
         if (::ioctl(target.get(), NS_GET_NSTYPE) != CLONE_NEWPID) {
             return Error(EINVAL, cat(where, ": ", quoted(join.path), " is not a pid namespace"));
         }
-        auto joined = enter_fd(target.get());
+        auto joined = enter_fd(target.get(), sys);
         if (!joined) {
             return joined.error().wrap(where);
         }
@@ -44,9 +45,10 @@ Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan) {
     return JoinedForChildren();
 }
 
-JoinedForChildren JoinedForChildren::returning_to(UniqueFd own) {
+JoinedForChildren JoinedForChildren::returning_to(UniqueFd own, Syscalls& sys) {
     JoinedForChildren joined;
     joined.own_ = std::move(own);
+    joined.sys_ = &sys;
     return joined;
 }
 
@@ -57,8 +59,8 @@ Status JoinedForChildren::leave() {
     // Returning to our own active namespace is always allowed (it is an ancestor of, or
     // equal to, every namespace we could have joined): a failure is a broken invariant.
     UniqueFd own = std::move(own_); // leaves own_ empty: done once, even if it fails
-    return check_syscall(::setns(own.get(), CLONE_NEWPID),
-                         "return to the runtime's own pid namespace (setns)");
+    return checked(sys_->setns(own.get(), CLONE_NEWPID),
+                   "return to the runtime's own pid namespace (setns)");
 }
 
 JoinedForChildren::~JoinedForChildren() {

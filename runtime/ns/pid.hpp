@@ -14,6 +14,7 @@
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 #include "plan.hpp"
+#include "syscalls.hpp"
 
 namespace minirun::runtime::pid {
 
@@ -25,11 +26,12 @@ namespace minirun::runtime::pid {
 // leave() yet): it tries the same and can only log a failure.
 class JoinedForChildren {
 public:
-    static Result<JoinedForChildren> enter(const Plan& plan);
+    // The setns calls go through `sys`, which must outlive the object.
+    static Result<JoinedForChildren> enter(const Plan& plan, Syscalls& sys);
     // The same for an open namespace fd (exec joins the container's).
-    static Result<JoinedForChildren> enter_fd(int namespace_fd);
+    static Result<JoinedForChildren> enter_fd(int namespace_fd, Syscalls& sys);
     // An object that returns to `own` as if it had been joined from there: for tests.
-    static JoinedForChildren returning_to(UniqueFd own);
+    static JoinedForChildren returning_to(UniqueFd own, Syscalls& sys = linux_syscalls());
     JoinedForChildren() = default;
     JoinedForChildren(JoinedForChildren&&) = default;
     JoinedForChildren& operator=(JoinedForChildren&&) = default;
@@ -48,6 +50,7 @@ public:
 
 private:
     UniqueFd own_; // the parent's own PID namespace, to return to
+    Syscalls* sys_ = &linux_syscalls();
 };
 
 } // namespace minirun::runtime::pid

@@ -69,10 +69,24 @@ Result<pid_t> clone_with(unsigned long flags, int cgroup_fd, bool* born_in_cgrou
 }
 
 ScopedChild::~ScopedChild() {
+    kill_and_reap();
+}
+
+Result<int> ScopedChild::reap() {
+    int status = 0;
+    pid_t pid = std::exchange(pid_, -1);
+    while (::waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            return Error::from_errno(cat("wait for process ", pid));
+        }
+    }
+    return status;
+}
+
+void ScopedChild::kill_and_reap() {
     if (pid_ > 0) {
         ::kill(pid_, SIGKILL);
-        while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-        }
+        (void)reap();
     }
 }
 

@@ -18,11 +18,13 @@ namespace minirun::runtime {
 // kernel refuses that, the child is cloned without it, and `*born_in_cgroup` says which.
 Result<pid_t> clone_with(unsigned long flags, int cgroup_fd = -1, bool* born_in_cgroup = nullptr);
 
-// A child until it is handed over: on any early return it is SIGKILLed and reaped, so a
-// failure leaves no process behind (and its mounts die with its mount namespace).
+// A child until it is handed over or reaped: on any early return it is SIGKILLed and
+// reaped, so a failure leaves neither a process nor a zombie behind (and its mounts die
+// with its mount namespace).
 class ScopedChild {
 public:
     ScopedChild() = default;
+    explicit ScopedChild(pid_t pid) : pid_(pid) {}
     ScopedChild(const ScopedChild&) = delete;
     ScopedChild& operator=(const ScopedChild&) = delete;
     ScopedChild(ScopedChild&&) = delete;
@@ -32,6 +34,13 @@ public:
     void reset(pid_t pid) { pid_ = pid; }
     [[nodiscard]] pid_t get() const { return pid_; }
     pid_t release() { return std::exchange(pid_, -1); }
+
+    // Blocks until the child has exited (waitpid, retried on EINTR): its wait status. The
+    // child is no longer held afterwards, also when this fails.
+    Result<int> reap();
+    // SIGKILL, then reap, as the destructor does; nothing without a child. While the child
+    // is unreaped its pid cannot belong to anyone else.
+    void kill_and_reap();
 
 private:
     pid_t pid_ = -1;

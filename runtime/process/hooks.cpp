@@ -2,6 +2,7 @@
 
 #include "minirun/fd.hpp"
 #include "minirun/log.hpp"
+#include "process/child.hpp"
 
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -61,42 +62,6 @@ Result<Pipe> make_pipe(std::string_view purpose) {
     MR_ASSIGN(pipe.write, above_stdio(std::move(pipe.write)));
     return pipe;
 }
-
-// The forked hook until it is reaped. Every early return of run_hook kills it, so a failure
-// of ours can neither leave a hook running unsupervised nor a zombie behind.
-class Child {
-public:
-    explicit Child(pid_t pid) : pid_(pid) {}
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-    Child(Child&&) = delete;
-    Child& operator=(Child&&) = delete;
-    ~Child() {
-        if (pid_ > 0) {
-            // Still our unreaped child, so the pid cannot belong to anyone else yet.
-            ::kill(pid_, SIGKILL);
-            (void)reap();
-        }
-    }
-
-    [[nodiscard]] pid_t pid() const { return pid_; }
-
-    // Blocks until the child has exited; returns its wait status.
-    Result<int> reap() {
-        int status = 0;
-        while (::waitpid(pid_, &status, 0) < 0) {
-            if (errno != EINTR) {
-                pid_ = -1;
-                return Error::from_errno("wait for the hook");
-            }
-        }
-        pid_ = -1;
-        return status;
-    }
-
-private:
-    pid_t pid_;
-};
 
 // Runs in the forked child: only async-signal-safe calls, no allocation (argv and envp are
 // built before the fork), and _exit() so none of the runtime's destructors or atexit
@@ -235,11 +200,11 @@ Status check_wait_status(int status) {
 // Feeds `state` to the hook's stdin while waiting for it to exit, up to `timeout` seconds.
 // Writing and waiting share one poll() so that a hook which never reads cannot stall us on a
 // full pipe: we just stop writing when it exits.
-Status feed_and_wait(Child& child, UniqueFd stdin_write, std::string_view state,
+Status feed_and_wait(ScopedChild& child, UniqueFd stdin_write, std::string_view state,
                      std::optional<int> timeout) {
     using Clock = std::chrono::steady_clock;
     // A pidfd becomes readable when the process exits, whatever the caller did with SIGCHLD.
-    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0)));
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child.get(), 0)));
     if (!pidfd) {
         return Error::from_errno("pidfd_open the hook");
     }
@@ -256,8 +221,7 @@ Status feed_and_wait(Child& child, UniqueFd stdin_write, std::string_view state,
         if (deadline) {
             auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
             if (left.count() <= 0) {
-                ::kill(child.pid(), SIGKILL);
-                (void)child.reap();
+                child.kill_and_reap();
                 return Error(ETIMEDOUT, cat("timed out after ", *timeout, " s"));
             }
             wait_ms = static_cast<int>(std::min<Clock::rep>(left.count(), INT_MAX));
@@ -302,7 +266,9 @@ Status run_hook(const spec::Hook& hook, std::string_view state_json) {
     }
 
     MR_ASSIGN(pid_t pid, spawn(hook, stdin_pipe.read.get(), report.write.get()));
-    Child child(pid);
+    // The forked hook until it is reaped: every early return kills it, so a failure of
+    // ours can neither leave a hook running unsupervised nor a zombie behind.
+    ScopedChild child(pid);
     // Only the child may hold the report's write end, or its EOF would never come. Our copy
     // of the stdin read end stays open on purpose: the pipe then always has a reader, so no
     // write can raise SIGPIPE (which the caller may not ignore) even after the hook closed

@@ -66,17 +66,15 @@ Status attach_stdio(const Pty& pty, uid_t uid) {
     return {};
 }
 
-Status bind_console(const Pty& pty) {
+Status bind_console(const Pty& pty, Syscalls& sys) {
     // O_NOFOLLOW|O_CREAT: a /dev/console planted as a symlink is refused, not followed.
     UniqueFd console(::open("/dev/console", O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!console) {
         return Error::from_errno("/dev/console");
     }
-    if (::mount(fs::fd_path(pty.slave.get()).c_str(), fs::fd_path(console.get()).c_str(), nullptr,
-                MS_BIND, nullptr) < 0) {
-        return Error::from_errno("bind the pty on /dev/console");
-    }
-    return {};
+    return checked(
+        sys.mount(fs::fd_path(pty.slave.get()), fs::fd_path(console.get()), "", MS_BIND, ""),
+        "bind the pty on /dev/console");
 }
 
 Status send_to_console_socket(const std::string& path, int master) {

@@ -11,6 +11,7 @@
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 #include "minirun/spec.hpp"
+#include "syscalls.hpp"
 
 #include <termios.h>
 
@@ -41,7 +42,8 @@ Status attach_stdio(const Pty& pty, uid_t uid);
 
 // Binds the slave onto /dev/console (created as an empty file if missing), refusing a
 // /dev/console that is a symlink (CVE-2025-52565 class). Call after pivot_root.
-Status bind_console(const Pty& pty);
+// Through `sys`.
+Status bind_console(const Pty& pty, Syscalls& sys);
 
 // Connects to the unix socket at `path` and sends the master in one message. Does not wait
 // for the other side to accept: containerd only accepts after `create` has returned.

@@ -1,5 +1,6 @@
 #include "security/seccomp.hpp"
 
+#include "fd_passing.hpp"
 #include "minirun/log.hpp"
 #include "security/seccomp_bpf.hpp"
 
@@ -186,15 +187,6 @@ Result<uint32_t> add_architecture(scmp_filter_ctx ctx, const std::string& arch,
     return token;
 }
 
-// sendmsg retried on EINTR, never raising SIGPIPE.
-ssize_t send_retrying(int socket, msghdr* message) {
-    ssize_t sent = 0;
-    do {
-        sent = ::sendmsg(socket, message, MSG_NOSIGNAL);
-    } while (sent < 0 && errno == EINTR);
-    return sent;
-}
-
 } // namespace
 
 bool arch_usable(const std::string& arch) {
@@ -238,24 +230,18 @@ bool flag_supported(std::string_view flag) {
     return rc < 0 && errno == EFAULT;
 }
 
-Result<Filter> Filter::build(const spec::Seccomp& config) {
-    MR_ASSIGN(uint32_t default_action,
-              resolve_action(config.default_action, config.default_errno_ret,
-                             "linux.seccomp.defaultAction", "linux.seccomp.defaultErrnoRet"));
-    // The process that loads the filter then sends the listener fd with sendmsg; were every
-    // syscall handed to the agent, that send would wait for an agent that has no fd yet.
-    if (default_action == SCMP_ACT_NOTIFY) {
-        return Error(EINVAL, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the "
-                             "default action (the listener fd could never be sent)");
-    }
+namespace {
 
-    Filter filter;
-    filter.ctx_ = seccomp_init(default_action);
-    if (filter.ctx_ == nullptr) {
-        return Error(EINVAL, cat("linux.seccomp.defaultAction: libseccomp cannot use ",
-                                 config.default_action, " with this kernel"));
-    }
-    scmp_filter_ctx ctx = filter.ctx_;
+// What the rules added so far amount to.
+struct RulesAdded {
+    size_t count = 0;
+    bool notify = false; // some rule is SCMP_ACT_NOTIFY
+};
+
+// The context's attributes, its architectures and linux.seccomp.flags (into
+// `kernel_flags`): the architecture tokens the filter covers, the native one first.
+Result<std::vector<uint32_t>> configure_context(scmp_filter_ctx ctx, const spec::Seccomp& config,
+                                                unsigned int& kernel_flags) {
     // mini-run sets no_new_privs itself, only when process.noNewPrivileges asks for it;
     // libseccomp would otherwise set it on every load.
     MR_TRY(set_attribute(ctx, SCMP_FLTATR_CTL_NNP, 0, "linux.seccomp: clear the NNP attribute"));
@@ -278,82 +264,125 @@ Result<Filter> Filter::build(const spec::Seccomp& config) {
         }
     }
     for (size_t i = 0; i < config.flags.size(); ++i) {
-        MR_TRY(apply_flag(ctx, config.flags[i], cat("linux.seccomp.flags[", i, "]"),
-                          filter.kernel_flags_));
+        MR_TRY(apply_flag(ctx, config.flags[i], cat("linux.seccomp.flags[", i, "]"), kernel_flags));
     }
+    return arch_tokens;
+}
 
-    for (size_t i = 0; i < config.syscalls.size(); ++i) {
-        const spec::SeccompSyscall& syscall = config.syscalls[i];
-        std::string path = cat("linux.seccomp.syscalls[", i, "]");
-        MR_ASSIGN(uint32_t action, resolve_action(syscall.action, syscall.errno_ret,
-                                                  path + ".action", path + ".errnoRet"));
-        // libseccomp refuses a rule that repeats the default action; such a rule changes
-        // nothing, so it is dropped (as runc does). The comparison includes the errno.
-        if (action == default_action) {
-            log::debug(cat("seccomp: ", path, " has the default action, skipped"));
-            continue;
-        }
-        MR_ASSIGN(std::vector<scmp_arg_cmp> conditions, make_conditions(syscall.args, path));
-        bool one_rule_per_condition = repeats_an_index(syscall.args);
-
-        for (size_t j = 0; j < syscall.names.size(); ++j) {
-            const std::string& name = syscall.names[j];
-            std::string name_path = cat(path, ".names[", j, "] ", quoted(name));
-            // The runtime itself still makes these once the filter is on, before the agent
-            // has the listener fd: notifying them would wait for an answer that cannot
-            // come. sendmsg carries the listener fd to the agent; write reports a failure
-            // (runc refuses it in the same words).
-            if (action == SCMP_ACT_NOTIFY && (name == "sendmsg" || name == "write")) {
-                return Error(EINVAL,
-                             cat(name_path, ": SCMP_ACT_NOTIFY cannot be used for the ", name,
+// The rules of one name of a linux.seccomp.syscalls entry: one with every condition, or,
+// when the entry repeats an argument index, one per condition.
+Status add_name_rules(scmp_filter_ctx ctx, const std::string& name, const std::string& name_path,
+                      uint32_t action, const std::vector<scmp_arg_cmp>& conditions,
+                      bool one_rule_per_condition, RulesAdded& added) {
+    // The runtime itself still makes these once the filter is on, before the agent has the
+    // listener fd: notifying them would wait for an answer that cannot come. sendmsg
+    // carries the listener fd to the agent; write reports a failure (runc refuses it in
+    // the same words).
+    if (action == SCMP_ACT_NOTIFY && (name == "sendmsg" || name == "write")) {
+        return Error(EINVAL, cat(name_path, ": SCMP_ACT_NOTIFY cannot be used for the ", name,
                                  " syscall: mini-run itself needs it after the "
                                  "filter is loaded"));
-            }
-            int number = seccomp_syscall_resolve_name(name.c_str());
-            // A profile lists syscalls of many kernels and architectures; one this
-            // libseccomp does not know cannot be made anyway.
-            if (number == __NR_SCMP_ERROR) {
-                log::debug(cat("seccomp: ", name_path, ": unknown syscall, skipped"));
-                continue;
-            }
-            // Not the _exact variants: with several architectures, the same name may be a
-            // different number or a multiplexed call (socketcall) on another one, and
-            // libseccomp translates the rule for each.
-            auto add = [&](unsigned int count, const scmp_arg_cmp* array) -> Status {
-                int rc = seccomp_rule_add_array(ctx, action, number, count, array);
-                if (rc < 0) {
-                    return Error::from_errno(-rc, cat(name_path, ": add rule"));
-                }
-                ++filter.rule_count_;
-                if (action == SCMP_ACT_NOTIFY) {
-                    filter.uses_notify_ = true;
-                }
-                return {};
-            };
-            if (one_rule_per_condition) {
-                for (const scmp_arg_cmp& condition : conditions) {
-                    MR_TRY(add(1, &condition));
-                }
-            } else {
-                MR_TRY(add(static_cast<unsigned int>(conditions.size()), conditions.data()));
-            }
-        }
     }
-    // The BPF program, made here, so that load() in the container's init only installs it,
-    // behind the -ENOSYS stub (seccomp_bpf.hpp) unless new syscalls would be allowed or get
-    // ENOSYS anyway.
+    int number = seccomp_syscall_resolve_name(name.c_str());
+    // A profile lists syscalls of many kernels and architectures; one this libseccomp does
+    // not know cannot be made anyway.
+    if (number == __NR_SCMP_ERROR) {
+        log::debug(cat("seccomp: ", name_path, ": unknown syscall, skipped"));
+        return {};
+    }
+    // Not the _exact variants: with several architectures, the same name may be a
+    // different number or a multiplexed call (socketcall) on another one, and libseccomp
+    // translates the rule for each.
+    auto add = [&](unsigned int count, const scmp_arg_cmp* array) -> Status {
+        int rc = seccomp_rule_add_array(ctx, action, number, count, array);
+        if (rc < 0) {
+            return Error::from_errno(-rc, cat(name_path, ": add rule"));
+        }
+        ++added.count;
+        added.notify = added.notify || action == SCMP_ACT_NOTIFY;
+        return {};
+    };
+    if (one_rule_per_condition) {
+        for (const scmp_arg_cmp& condition : conditions) {
+            MR_TRY(add(1, &condition));
+        }
+        return {};
+    }
+    return add(static_cast<unsigned int>(conditions.size()), conditions.data());
+}
+
+// linux.seccomp.syscalls[index]: a rule for each of its names.
+Status add_syscall_rules(scmp_filter_ctx ctx, const spec::SeccompSyscall& syscall, size_t index,
+                         uint32_t default_action, RulesAdded& added) {
+    std::string path = cat("linux.seccomp.syscalls[", index, "]");
+    MR_ASSIGN(uint32_t action, resolve_action(syscall.action, syscall.errno_ret, path + ".action",
+                                              path + ".errnoRet"));
+    // libseccomp refuses a rule that repeats the default action; such a rule changes
+    // nothing, so it is dropped (as runc does). The comparison includes the errno.
+    if (action == default_action) {
+        log::debug(cat("seccomp: ", path, " has the default action, skipped"));
+        return {};
+    }
+    MR_ASSIGN(std::vector<scmp_arg_cmp> conditions, make_conditions(syscall.args, path));
+    bool one_rule_per_condition = repeats_an_index(syscall.args);
+    for (size_t j = 0; j < syscall.names.size(); ++j) {
+        const std::string& name = syscall.names[j];
+        MR_TRY(add_name_rules(ctx, name, cat(path, ".names[", j, "] ", quoted(name)), action,
+                              conditions, one_rule_per_condition, added));
+    }
+    return {};
+}
+
+// The BPF program, made here, so that load() in the container's init only installs it,
+// behind the -ENOSYS stub (seccomp_bpf.hpp) unless new syscalls would be allowed or get
+// ENOSYS anyway.
+Result<std::vector<sock_filter>> assemble_program(scmp_filter_ctx ctx, const spec::Seccomp& config,
+                                                  uint32_t default_action,
+                                                  const std::vector<uint32_t>& arch_tokens) {
     MR_ASSIGN(std::vector<sock_filter> program, export_program(ctx));
     uint32_t enosys = SCMP_ACT_ERRNO(ENOSYS);
     bool allows_unknown = default_action == SCMP_ACT_ALLOW || default_action == SCMP_ACT_LOG ||
                           (default_action & 0xffff0000U) == SCMP_ACT_TRACE(0);
+    std::vector<sock_filter> out;
     if (!allows_unknown && default_action != enosys) {
-        filter.program_ = enosys_stub(last_syscalls(config, arch_tokens));
+        out = enosys_stub(last_syscalls(config, arch_tokens));
     }
-    filter.program_.insert(filter.program_.end(), program.begin(), program.end());
-    if (filter.program_.size() > BPF_MAXINSNS) {
-        return Error(E2BIG, cat("linux.seccomp: the filter takes ", filter.program_.size(),
+    out.insert(out.end(), program.begin(), program.end());
+    if (out.size() > BPF_MAXINSNS) {
+        return Error(E2BIG, cat("linux.seccomp: the filter takes ", out.size(),
                                 " BPF instructions, more than the kernel's ", BPF_MAXINSNS));
     }
+    return out;
+}
+
+} // namespace
+
+Result<Filter> Filter::build(const spec::Seccomp& config) {
+    MR_ASSIGN(uint32_t default_action,
+              resolve_action(config.default_action, config.default_errno_ret,
+                             "linux.seccomp.defaultAction", "linux.seccomp.defaultErrnoRet"));
+    // The process that loads the filter then sends the listener fd with sendmsg; were every
+    // syscall handed to the agent, that send would wait for an agent that has no fd yet.
+    if (default_action == SCMP_ACT_NOTIFY) {
+        return Error(EINVAL, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the "
+                             "default action (the listener fd could never be sent)");
+    }
+
+    Filter filter;
+    filter.ctx_ = seccomp_init(default_action);
+    if (filter.ctx_ == nullptr) {
+        return Error(EINVAL, cat("linux.seccomp.defaultAction: libseccomp cannot use ",
+                                 config.default_action, " with this kernel"));
+    }
+    MR_ASSIGN(std::vector<uint32_t> arch_tokens,
+              configure_context(filter.ctx_, config, filter.kernel_flags_));
+    RulesAdded added;
+    for (size_t i = 0; i < config.syscalls.size(); ++i) {
+        MR_TRY(add_syscall_rules(filter.ctx_, config.syscalls[i], i, default_action, added));
+    }
+    filter.rule_count_ = added.count;
+    filter.uses_notify_ = added.notify;
+    MR_ASSIGN(filter.program_, assemble_program(filter.ctx_, config, default_action, arch_tokens));
     if (filter.uses_notify_) {
         filter.kernel_flags_ |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
     }
@@ -450,20 +479,7 @@ Status send_to_listener(int socket, int notify_fd, std::string_view oci_version,
     // `replace`: metadata is any string from the config; dump() would throw on bad UTF-8.
     std::string payload = message.dump(-1, ' ', false, Json::error_handler_t::replace);
 
-    iovec iov{payload.data(), payload.size()};
-    msghdr header{};
-    header.msg_iov = &iov;
-    header.msg_iovlen = 1;
-    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> control{};
-    header.msg_control = control.data();
-    header.msg_controllen = control.size();
-    cmsghdr* rights = CMSG_FIRSTHDR(&header);
-    rights->cmsg_level = SOL_SOCKET;
-    rights->cmsg_type = SCM_RIGHTS;
-    rights->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(rights), &notify_fd, sizeof(int));
-
-    ssize_t sent = send_retrying(socket, &header);
+    ssize_t sent = send_with_fd(socket, payload.data(), payload.size(), notify_fd);
     if (sent < 0) {
         return Error::from_errno("seccomp listener: send the listener fd");
     }
@@ -471,11 +487,7 @@ Status send_to_listener(int socket, int notify_fd, std::string_view oci_version,
     // more sendmsg calls as long as the fd travels with the first.
     auto done = static_cast<size_t>(sent);
     while (done < payload.size()) {
-        iovec rest{payload.data() + done, payload.size() - done};
-        msghdr more{};
-        more.msg_iov = &rest;
-        more.msg_iovlen = 1;
-        sent = send_retrying(socket, &more);
+        sent = send_with_fd(socket, payload.data() + done, payload.size() - done);
         if (sent < 0) {
             return Error::from_errno("seccomp listener: send the container state");
         }

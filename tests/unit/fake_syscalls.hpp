@@ -100,6 +100,18 @@ public:
                     int /*flags*/) override {
         return record(cat("chown ", resolve(fs::fd_path(dir_fd)), "/", name, " ", uid, ":", gid));
     }
+    Status mkdirat(int dir_fd, const std::string& name, mode_t mode) override {
+        MR_TRY(record(cat("mkdir ", resolve(fs::fd_path(dir_fd)), "/", name, " ", mode)));
+        // A real directory, so that later steps can open it; one there already is fine (the
+        // fake mounts nothing: tmpcopyup's copy lands on its source).
+        if (::mkdirat(dir_fd, name.c_str(), mode) < 0 && errno != EEXIST) {
+            return Error::from_errno("mkdir");
+        }
+        return {};
+    }
+    Status fchmodat(int dir_fd, const std::string& name, mode_t mode) override {
+        return record(cat("chmod ", resolve(fs::fd_path(dir_fd)), "/", name, " ", mode));
+    }
     Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
                          uint64_t attr_clr) override {
         return record(cat("mount_setattr ", resolve(path), recursive ? " recursive" : "", " set ",
@@ -199,6 +211,35 @@ public:
             line += hex;
         }
         return record(cat(line, " ", max_node));
+    }
+    Status setrlimit(int resource, uint64_t soft, uint64_t hard) override {
+        return record(cat("setrlimit ", resource, " ", soft, " ", hard));
+    }
+    Status personality(unsigned long domain) override {
+        return record(cat("personality ", domain));
+    }
+    // "write_proc <directory>/<name> <value>", the value's trailing newlines dropped.
+    Status write_proc(int dir_fd, const std::string& name, std::string_view value) override {
+        while (!value.empty() && value.back() == '\n') {
+            value.remove_suffix(1);
+        }
+        return record(cat("write_proc ", resolve(fs::fd_path(dir_fd)), "/", name, " ", value));
+    }
+    // A real child that waits to be killed (in no new namespace), so that the caller's
+    // /proc/<pid>/ and its kill and reap work as with the real one.
+    Result<pid_t> clone_userns_holder() override {
+        MR_TRY(record("clone_userns_holder"));
+        pid_t pid = ::fork();
+        if (pid < 0) {
+            return Error::from_errno("fork");
+        }
+        if (pid == 0) {
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            for (;;) {
+                ::pause();
+            }
+        }
+        return pid;
     }
 
     static std::string prctl_name(int option) {
