@@ -28,7 +28,6 @@
 #include "syscalls.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -50,7 +49,6 @@ using runtime::Plan;
 using runtime::ToInit;
 using runtime::ToParent;
 using SyncEvent = runtime::SyncEvent<ToParent>;
-
 using runtime::Created;
 using runtime::CreateMode;
 using runtime::limit_cgroup;

@@ -144,24 +144,20 @@ Result<bool> try_enter_cwd(const spec::Process& process, Syscalls& sys) {
 }
 
 Status close_inherited_fds(int preserve_fds, std::vector<int> keep, Syscalls& sys) {
-    auto close_range = [&sys](unsigned first, unsigned last) {
-        return sys.close_range(first, last, 0U).ok() ? 0 : -1;
-    };
     std::sort(keep.begin(), keep.end());
     auto next = static_cast<unsigned>(3 + preserve_fds);
     for (int fd : keep) {
         if (fd < 0 || static_cast<unsigned>(fd) < next) {
             continue;
         }
-        if (static_cast<unsigned>(fd) > next &&
-            close_range(next, static_cast<unsigned>(fd) - 1) < 0) {
-            return Error::from_errno("close inherited fds");
+        if (static_cast<unsigned>(fd) > next) {
+            // The call's own error, not errno: a Syscalls need not set it (the fake does not).
+            MR_TRY_WRAP(sys.close_range(next, static_cast<unsigned>(fd) - 1, 0U),
+                        "close inherited fds");
         }
         next = static_cast<unsigned>(fd) + 1;
     }
-    if (close_range(next, ~0U) < 0) {
-        return Error::from_errno("close inherited fds");
-    }
+    MR_TRY_WRAP(sys.close_range(next, ~0U, 0U), "close inherited fds");
     return {};
 }
 
