@@ -1,6 +1,7 @@
-// --explain=step: what each step of the two recipes (create.cpp's create recipe,
-// init.cpp's process recipe) is for a learner: the system calls it makes, what it isolates
-// or sets up, and a command to see it from another terminal, before and after the step.
+// --explain=step: what each step of the recipes (create.cpp's and exec.cpp's on the
+// runtime's side, recipe.cpp's process recipe) is for a learner: the system calls it makes,
+// what it isolates or sets up, and a command to see it from another terminal, before and
+// after the step.
 //
 // One entry per step name, in recipe order; test_recipe.cpp checks that every step of
 // both recipes has one and that no entry names a step that no longer exists. The step's
@@ -118,7 +119,7 @@ constexpr std::array<StepGuide, 83> kGuides = {{
     {"serve the process until exec", "recvmsg on the sync socket until its end (the exec)",
      "nothing: the process joins the container meanwhile", ""},
 
-    // The init, and a process `exec` starts (init.cpp). It runs in the new namespaces.
+    // The init, and a process `exec` starts (recipe.cpp). It runs in the new namespaces.
     {"join cgroups", "write of its pid to cgroup.procs in each v1 hierarchy",
      "resources: everything it does from here counts against the container's limits",
      "cat /proc/{pid}/cgroup"},

@@ -86,7 +86,7 @@ Result<bool> demo_overview(Context& c) {
           "identity, the inode of an nsfs file) differs from the host's. Each demo after\n"
           "this one shows what one of them isolates.",
           "every CLONE_NEW* flag (CLONE_NEWTIME by unshare: see time)", "clone3(2), unshare(2)",
-          "runtime/plan.cpp, runtime/process/child.cpp, runtime/init.cpp");
+          "runtime/plan.cpp, runtime/process/child.cpp, runtime/recipe.cpp");
     const std::vector<std::string> names = {"cgroup", "ipc",  "mnt",  "net",
                                             "pid",    "time", "user", "uts"};
     Session session(c, "all");

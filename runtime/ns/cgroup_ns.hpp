@@ -4,7 +4,7 @@
 // So the namespace must be made once the init is in the container's cgroups. The init joins
 // its v1 cgroups itself after clone() (cgroup.hpp, SelfJoin), so clone() cannot make it:
 // the plan moves CLONE_NEWCGROUP from the clone flags to the flags the init unshares after
-// the "join cgroups" step (init.cpp, "unshare namespaces").
+// the "join cgroups" step (recipe.cpp, "unshare namespaces").
 #pragma once
 
 namespace minirun::runtime::cgroup_ns {

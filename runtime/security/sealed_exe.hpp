@@ -9,7 +9,7 @@
 // write through: the binary's directory on a detached, read-only overlayfs with no upper
 // layer (a few mount calls), or, where that cannot be mounted (no CAP_SYS_ADMIN), an
 // in-memory copy sealed against any change. /proc/<pid>/exe then leads only there. Being
-// non-dumpable while mini-run code runs in the container adds a second wall (init.cpp,
+// non-dumpable while mini-run code runs in the container adds a second wall (recipe.cpp,
 // exec.cpp).
 #pragma once
 

@@ -1,4 +1,4 @@
-// The recipe (runtime/init.cpp): its order as data, the privilege drop's exact system calls
+// The recipe (runtime/recipe.cpp): its order as data, the privilege drop's exact system calls
 // for representative configs, what a failing call at each point leads to, and the docs.
 //
 // Everything runs against FakeSyscalls, without root: the steps from "cwd while privileged"

@@ -1,6 +1,6 @@
 // process.scheduler, process.ioPriority and process.execCPUAffinity: parsing (every field,
 // every error with its path), the cpu list format, and where the recipe applies them, against
-// the fake syscalls (runtime/process/scheduling.cpp, runtime/init.cpp).
+// the fake syscalls (runtime/process/scheduling.cpp, runtime/recipe.cpp).
 #include "fake_syscalls.hpp"
 #include "process/scheduling.hpp"
 #include "recipe.hpp"
