@@ -16,11 +16,6 @@
 namespace minirun {
 namespace {
 
-using runtime::Created;
-using runtime::CreateMode;
-using runtime::ToParent;
-using SyncEvent = runtime::SyncEvent<ToParent>;
-
 Error not_running(const runtime::Opened& container, int error) {
     return Error::from_errno(error,
                              cat("start ", quoted(container.record.id), ": container not running"));
