@@ -21,7 +21,8 @@ namespace minirun::runtime {
 struct ProcessSetup {
     ProcessSetup(Syscalls& sys_, const ProcessPlan& plan_, InitEnd& sync_, bool born_in_v2_)
         : sys(sys_), plan(plan_), process(plan_.process), sync(sync_),
-          born_in_v2_cgroup(born_in_v2_) {}
+          born_in_v2_cgroup(born_in_v2_), container_pid(plan_.container_pid),
+          state_json(plan_.state_json) {}
 
     Syscalls& sys;
     const ProcessPlan& plan;
@@ -35,7 +36,8 @@ struct ProcessSetup {
     std::string home;
     std::string executable;
     process::PreparedExec exec;
-    pid_t container_pid = 0; // the init's host pid, for the listener
+    // For the seccomp listener: the plan's (exec), or what the init learns on the way.
+    pid_t container_pid = 0;
     std::string state_json;
 };
 

@@ -137,3 +137,15 @@ TEST_CASE("process recipe: whichever call of an exec'd process fails, it is neve
     }
     CHECK(stopped > total / 2);
 }
+
+TEST_CASE("process recipe: an exec'd process tells the seccomp listener the state its plan has",
+          "[recipe][exec]") {
+    // runc's seccomp-notify.bats: the agent gets the container's state with each fd.
+    RecipeFixture fixture(process_as(0), {});
+    fixture.init.process.container_pid = 4242;
+    fixture.init.process.state_json = R"({"id":"c1"})";
+    FakeSyscalls sys;
+    ProcessSetup setup(sys, fixture.init.process, fixture.child, false);
+    CHECK(setup.container_pid == 4242);
+    CHECK(setup.state_json == R"({"id":"c1"})");
+}
