@@ -93,6 +93,44 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
     return sources;
 }
 
+namespace {
+
+// Steps 3 and 4 of prepare_rootfs(): the config's mounts, then the devices.
+Status mount_entries_and_devices(const Plan& plan, int root_fd, std::vector<UniqueFd>& bind_sources,
+                                 const std::vector<CgroupBind>& cgroup_binds, Syscalls& sys) {
+    // 3. mounts[] in the order given: later entries may mount inside earlier ones
+    //    (/dev, then /dev/pts). A read-only entry that has later mounts (or the default
+    //    devices) to receive is mounted writable and made read-only after them, in 4b,
+    //    as runc does for a read-only /dev: its mount points could not be made otherwise.
+    std::vector<size_t> deferred;
+    for (size_t i = 0; i < plan.mounts.size(); ++i) {
+        const MountStep& step = plan.mounts[i];
+        bool defer = (step.options.flags & MS_RDONLY) != 0 && has_mounts_inside(plan, i);
+        if (defer) {
+            deferred.push_back(i);
+        }
+        MR_TRY_WRAP(mount_entry(plan, root_fd, step, std::move(bind_sources.at(i)), defer,
+                                cgroup_binds, sys),
+                    cat("mounts[", i, "] on ", step.destination));
+    }
+
+    // 4. Devices after the mounts, so they land in the /dev tmpfs, not the rootfs below.
+    if (plan.setup_dev) {
+        MR_TRY_WRAP(create_devices(plan, root_fd, sys), "devices");
+    }
+    // 4b. The inner ones first: a read-only parent would not stop them, but the order is
+    //     the one a reader expects.
+    std::reverse(deferred.begin(), deferred.end());
+    for (size_t index : deferred) {
+        const MountStep& step = plan.mounts[index];
+        MR_TRY_WRAP(finish_readonly(root_fd, step, sys),
+                    cat("mounts[", index, "] on ", step.destination));
+    }
+    return {};
+}
+
+} // namespace
+
 Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
                                 Syscalls& sys, const std::vector<CgroupBind>& cgroup_binds) {
     const bool own_namespace = plan.has_own(spec::NamespaceType::mount);
@@ -144,34 +182,7 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_so
                     "linux.rootfsPropagation: set propagation of the rootfs");
     }
 
-    // 3. mounts[] in the order given: later entries may mount inside earlier ones
-    //    (/dev, then /dev/pts). A read-only entry that has later mounts (or the default
-    //    devices) to receive is mounted writable and made read-only after them, in 4b,
-    //    as runc does for a read-only /dev: its mount points could not be made otherwise.
-    std::vector<size_t> deferred;
-    for (size_t i = 0; i < plan.mounts.size(); ++i) {
-        const MountStep& step = plan.mounts[i];
-        bool defer = (step.options.flags & MS_RDONLY) != 0 && has_mounts_inside(plan, i);
-        if (defer) {
-            deferred.push_back(i);
-        }
-        MR_TRY_WRAP(mount_entry(plan, root.get(), step, std::move(bind_sources.at(i)), defer,
-                                cgroup_binds, sys),
-                    cat("mounts[", i, "] on ", step.destination));
-    }
-
-    // 4. Devices after the mounts, so they land in the /dev tmpfs, not the rootfs below.
-    if (plan.setup_dev) {
-        MR_TRY_WRAP(create_devices(plan, root.get(), sys), "devices");
-    }
-    // 4b. The inner ones first: a read-only parent would not stop them, but the order is
-    //     the one a reader expects.
-    std::reverse(deferred.begin(), deferred.end());
-    for (size_t index : deferred) {
-        const MountStep& step = plan.mounts[index];
-        MR_TRY_WRAP(finish_readonly(root.get(), step, sys),
-                    cat("mounts[", index, "] on ", step.destination));
-    }
+    MR_TRY(mount_entries_and_devices(plan, root.get(), bind_sources, cgroup_binds, sys));
 
     // 5. Like runc, a missing cwd is created; while we still hold the rootfs fd it is
     //    created without following any symlink out of the rootfs.
