@@ -31,7 +31,7 @@ Status write_each(const std::string& dir,
 // write_each() made, in order (the golden tests of Cgroup::apply pin that sequence).
 // An empty function, the default, observes nothing.
 using WriteObserver = std::function<void(const std::string& path, std::string_view value)>;
-void observe_writes(WriteObserver observer);
+void observe_writes(WriteObserver next);
 // The content without its trailing newline.
 Result<std::string> read(const std::string& dir, const std::string& name);
 // A number, "max" reading as UINT64_MAX (the kernel's word for "no limit").

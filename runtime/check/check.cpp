@@ -353,7 +353,7 @@ std::optional<runtime::Plan> plan_pruned(Pruner& pruner, spec::Spec& spec,
         if (rootfs_missing) {
             planned.root.path = "/";
         }
-        auto plan = runtime::make_plan(std::move(planned), {"check", bundle, 0});
+        auto plan = runtime::make_plan(planned, {"check", bundle, 0});
         if (plan) {
             return rootfs_missing ? std::nullopt : std::optional(std::move(*plan));
         }
