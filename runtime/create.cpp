@@ -309,6 +309,7 @@ Status plan_the_init(Run& r) {
     process.signal_mask = r.mode.exec_mask;
     process.memory_policy = r.created.plan.memory_policy;
     process.exec_gate = r.exec_gate.get();
+    process.relayed_terminal = r.mode.relay_terminal;
     process.oci_version = r.created.plan.oci_version;
     process.keep_fds = {r.init_end.fd(), r.fifo.get(), log::file_descriptor(), r.exec_gate.get(),
                         explain::stepping_fd()};

@@ -279,6 +279,7 @@ Status plan_the_process(Run& r) {
     plan.exec_gate = r.exec_gate.get();
     plan.new_session = r.process.terminal;
     plan.bind_console = false;
+    plan.relayed_terminal = !r.options.detach && r.options.console_socket.empty();
     plan.exec_root = r.root.get();
     plan.oci_version = r.spec.oci_version;
     plan.container_pid = r.init;

@@ -44,6 +44,10 @@ struct ProcessPlan {
     int exec_gate = -1;       // the gate's memfd (exec_gate.hpp), or -1: exec directly
     bool new_session = true;  // the init always; an exec'd process with a terminal
     bool bind_console = true; // /dev/console: the init's only
+    // The pty's master goes to mini-run's own foreground relay (`run`, `exec` without
+    // --detach or --console-socket): its output keeps "\n" as the process wrote it (ONLCR
+    // cleared), as runc's relay does (tty.go, console.ClearONLCR).
+    bool relayed_terminal = false;
     // An exec'd process in a container without a mount namespace: the init's root, which
     // it chroot()s into; -1 otherwise.
     int exec_root = -1;

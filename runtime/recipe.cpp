@@ -252,7 +252,8 @@ Status open_terminal(Setup& s) {
     if (!s.process.terminal) {
         return {};
     }
-    MR_ASSIGN(terminal::Pty pty, terminal::open_pty(s.process.console_size));
+    MR_ASSIGN(terminal::Pty pty,
+              terminal::open_pty(s.process.console_size, s.plan.relayed_terminal));
     if (s.plan.bind_console) {
         MR_TRY(terminal::bind_console(pty, s.sys));
     }

@@ -17,7 +17,7 @@
 
 namespace minirun::runtime::terminal {
 
-Result<Pty> open_pty(const std::optional<spec::ConsoleSize>& size) {
+Result<Pty> open_pty(const std::optional<spec::ConsoleSize>& size, bool for_relay) {
     Pty pty;
     pty.master.reset(::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!pty.master) {
@@ -45,6 +45,9 @@ Result<Pty> open_pty(const std::optional<spec::ConsoleSize>& size) {
             return Error::from_errno("process.consoleSize");
         }
     }
+    if (for_relay) {
+        MR_TRY(clear_onlcr(pty));
+    }
     return pty;
 }
 
@@ -62,6 +65,18 @@ Status attach_stdio(const Pty& pty, uid_t uid) {
         if (::dup2(pty.slave.get(), fd) < 0) {
             return Error::from_errno("process.terminal: pty as stdio");
         }
+    }
+    return {};
+}
+
+Status clear_onlcr(const Pty& pty) {
+    termios attributes{};
+    if (::tcgetattr(pty.slave.get(), &attributes) < 0) {
+        return Error::from_errno("process.terminal: read the pty's modes");
+    }
+    attributes.c_oflag &= ~static_cast<tcflag_t>(ONLCR);
+    if (::tcsetattr(pty.slave.get(), TCSANOW, &attributes) < 0) {
+        return Error::from_errno("process.terminal: clear ONLCR");
     }
     return {};
 }

@@ -31,14 +31,21 @@ struct Pty {
 
 // Opens a new pty through /dev/ptmx of the current mount namespace, with the window size
 // from process.consoleSize if any. The slave is opened from the master (TIOCGPTPEER), never
-// by a path lookup that a container could redirect.
-Result<Pty> open_pty(const std::optional<spec::ConsoleSize>& size);
+// by a path lookup that a container could redirect. With `for_relay`, for mini-run's own
+// foreground relay: ONLCR cleared (clear_onlcr).
+Result<Pty> open_pty(const std::optional<spec::ConsoleSize>& size, bool for_relay = false);
 
 // The slave becomes the caller's controlling terminal (the caller leads its own session)
 // and its stdin, stdout and stderr, and is given to `uid`, the process's user, as runc
 // does: the user's own terminal, which it can chmod or hand on (its group stays the one
 // devpts gave it, gid=5 "tty" in the default config).
 Status attach_stdio(const Pty& pty, uid_t uid);
+
+// Clears ONLCR on the pty, so that the process's "\n" reaches the master as "\n", not
+// "\r\n": for mini-run's own foreground relay, which copies the master to a stdout that
+// may be a file or a pipe, as runc's (tty.go: console.ClearONLCR on the received master).
+// Before the process can write anything, hence in the process itself.
+Status clear_onlcr(const Pty& pty);
 
 // Binds the slave onto /dev/console (created as an empty file if missing), refusing a
 // /dev/console that is a symlink (CVE-2025-52565 class). Call after pivot_root.

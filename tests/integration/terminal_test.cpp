@@ -222,3 +222,55 @@ TEST_CASE("terminal: create without --console-socket fails for a terminal proces
     check_root_empty(runtime);
     CHECK(live_orphans().empty());
 }
+
+// runc's foreground relay clears ONLCR on the pty (tty.go, console.ClearONLCR), so what the
+// process writes reaches run's stdout byte for byte: runc's own suite compares it with
+// plain "\n" lines. Checked with `run`, whose stdout here is a pipe, not a terminal.
+TEST_CASE("terminal: run in the foreground relays the process's \\n as \\n", "[terminal]") {
+    TempBundle bundle("tty-fg-run");
+    use_terminal(bundle);
+    bundle.set_shell("printf 'one\\ntwo\\n'; stty -a | grep -o -- '-onlcr'");
+    auto result = bundle.run();
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    CHECK(result.out == "one\ntwo\n-onlcr\n");
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("terminal: exec --tty in the foreground relays \\n as \\n", "[terminal][exec]") {
+    TempBundle bundle("tty-fg-exec");
+    bundle.set_shell("while true; do sleep 0.1; done");
+    Runtime runtime;
+    auto ran = runtime.run_detached(bundle);
+    INFO("run -d: " << ran.describe());
+    REQUIRE(ran.exit_code == 0);
+    auto exec = runtime({"exec", "--tty", bundle.id(), "sh", "-c", "printf 'one\\ntwo\\n'"});
+    INFO("exec: " << exec.describe());
+    CHECK(exec.exit_code == 0);
+    CHECK(exec.out == "one\ntwo\n");
+}
+
+// --console-socket's receiver chooses its terminal's modes (runc leaves ONLCR set there,
+// as the kernel makes a pty): only mini-run's own relay clears it.
+TEST_CASE("terminal: the master sent to --console-socket keeps ONLCR", "[terminal]") {
+    TempBundle bundle("tty-onlcr");
+    use_terminal(bundle);
+    bundle.set_shell("echo ready; read line");
+    Runtime runtime;
+    ConsoleSocket socket;
+    auto ran = runtime.run_detached(bundle, {"--console-socket", socket.path()});
+    INFO("run -d: " << ran.describe());
+    REQUIRE(ran.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    Master master;
+    receive_master(socket, master);
+    const std::string output = read_pty(master.fd(), "ready");
+    CHECK(contains(output, "ready\r\n"));
+    termios modes{};
+    REQUIRE(::tcgetattr(master.fd(), &modes) == 0);
+    CHECK((modes.c_oflag & ONLCR) != 0);
+    REQUIRE(write_all(master.fd(), "done\n"));
+    CHECK(wait_for_exit(*pid));
+    reap(*pid);
+}
