@@ -15,6 +15,7 @@
 #include <cctype>
 #include <climits>
 #include <cstring>
+#include <set>
 
 namespace minirun::runtime::process {
 namespace {
@@ -61,6 +62,21 @@ std::string search_path(const std::vector<std::string>& env) {
     return path;
 }
 
+std::vector<std::string> dedup_env(const std::vector<std::string>& env) {
+    // Backwards, so that the first entry seen of a name is its last one.
+    std::vector<std::string> kept;
+    std::set<std::string_view> seen;
+    for (auto entry = env.rbegin(); entry != env.rend(); ++entry) {
+        std::string_view name = std::string_view(*entry).substr(0, entry->find('='));
+        if (!seen.insert(name).second || *entry == "HOME=") {
+            continue;
+        }
+        kept.push_back(*entry);
+    }
+    std::reverse(kept.begin(), kept.end());
+    return kept;
+}
+
 Result<std::string> find_executable(const spec::Process& process) {
     const std::string& name = process.args.front();
     if (name.find('/') != std::string::npos) {
@@ -95,9 +111,9 @@ std::string home_in_passwd(std::string_view passwd, uid_t uid) {
 }
 
 std::string missing_home(const spec::Process& process) {
-    for (const std::string& entry : process.env) {
-        if (entry.starts_with("HOME=") && entry.size() > 5) {
-            return "";
+    for (const std::string& entry : dedup_env(process.env)) {
+        if (entry.starts_with("HOME=")) {
+            return ""; // dedup_env keeps a HOME only when the last one is not empty
         }
     }
     // The container's file: a FIFO or /dev/zero behind it must not hang or fill memory.
@@ -183,14 +199,11 @@ Status PreparedExec::prepare(const std::string& path, const spec::Process& proce
             const_cast<char*>(arg.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
     }
     argv_.push_back(nullptr);
+    env_ = dedup_env(process.env);
     envp_.clear();
-    envp_.reserve(process.env.size() + 2);
-    for (const std::string& entry : process.env) {
-        if (!home_.empty() && entry == "HOME=") {
-            continue; // replaced by home_, as runc's os.Setenv replaces it
-        }
-        envp_.push_back(
-            const_cast<char*>(entry.c_str())); // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    envp_.reserve(env_.size() + 2);
+    for (std::string& entry : env_) {
+        envp_.push_back(entry.data());
     }
     if (!home_.empty()) {
         envp_.push_back(home_.data());
@@ -215,10 +228,18 @@ Status PreparedExec::prepare(const std::string& path, const spec::Process& proce
             (cat(gate.program < 0       ? ""
                  : gate.start_fifo >= 0 ? "execveat(exec gate), which waits for start, then "
                                         : "execveat(exec gate), then ",
-                 "execve(", quoted(path), ", ", process.args.size(), " args, ", process.env.size(),
+                 "execve(", quoted(path), ", ", process.args.size(), " args, ", env_.size(),
                  " env): the container's process"));
     }
     return {};
+}
+
+std::vector<std::string> PreparedExec::environment() const {
+    std::vector<std::string> env = env_;
+    if (!home_.empty()) {
+        env.push_back(home_);
+    }
+    return env;
 }
 
 Status PreparedExec::run(Syscalls& sys) const {

@@ -17,6 +17,13 @@ namespace minirun::runtime::process {
 // search path when there is none.
 std::string search_path(const std::vector<std::string>& env);
 
+// process.env as the process gets it, as runc's prepareEnv (libcontainer/env.go): one
+// entry per name, the last one's, in the order of those last ones; an empty HOME is
+// dropped (missing_home supplies it). A duplicate would otherwise reach the process twice,
+// and getenv(3) returns the first, where runc's users expect the last (docker's
+// `-e ONE=two` over an image's ONE).
+std::vector<std::string> dedup_env(const std::vector<std::string>& env);
+
 // Resolves args[0] as execve(2) will see it, inside the container: a name with a '/' is
 // used as is, any other is searched for in the process's PATH (like runc, the container's
 // PATH, not ours). A missing or non-executable file is an error naming it, reported
@@ -53,7 +60,7 @@ struct ExecGate {
 // the filter last).
 //
 // Neither copied nor moved: argv points into the object's own strings.
-// runc's setupUser: a process.env without HOME (or with an empty one) gets the home
+// runc's prepareEnv: a process.env without HOME (or whose last HOME is empty) gets the home
 // directory of process.user.uid from the container's /etc/passwd, and "/" when that uid has
 // no entry or there is no passwd. Programs that read HOME (shells, getpwnam-less tools)
 // otherwise meet NULL. Returns the "HOME=..." entry to add, or "" when the env has a HOME.
@@ -77,6 +84,8 @@ public:
                    std::string_view home, Syscalls& sys, const ExecGate& gate = {});
     // Returns only on failure.
     [[nodiscard]] Status run(Syscalls& sys) const;
+    // The environment the process gets: process.env deduplicated, and HOME if added.
+    [[nodiscard]] std::vector<std::string> environment() const;
     // The --explain line of the exec (empty without --explain), for the caller to print
     // before the seccomp filter goes on.
     [[nodiscard]] const std::string& explanation() const { return explanation_; }
@@ -87,8 +96,9 @@ private:
     std::string explanation_;
     ExecGate gate_;
     std::vector<std::string> gate_words_; // the gate's command line ahead of argv
+    std::vector<std::string> env_;        // dedup_env of process.env
     std::vector<char*> argv_;             // point into the spec's strings and gate_words_
-    std::vector<char*> envp_;
+    std::vector<char*> envp_;             // point into env_ and home_
 };
 
 } // namespace minirun::runtime::process

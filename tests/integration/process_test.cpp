@@ -167,6 +167,33 @@ TEST_CASE("process: cwd, env and user from the config apply", "[process]") {
     check_no_leftovers(bundle);
 }
 
+// runc's prepareEnv: one entry per name, the last one's; a last HOME that is empty is
+// replaced by the passwd's. Seen from inside with `env`, which lists duplicates too.
+TEST_CASE("process: a name given twice in process.env keeps the last value", "[process]") {
+    TempBundle bundle("process-env-dup");
+    bundle.config["process"]["env"] = {"ONE=two", "HOME=/override", "PATH=/usr/bin:/bin",
+                                       "ONE=three", "HOME="};
+    bundle.set_args({"env"});
+    auto result = bundle.run();
+    INFO(result.describe());
+    REQUIRE(result.exit_code == 0);
+    std::vector<std::string> lines = split_lines(result.out);
+    std::sort(lines.begin(), lines.end());
+    CHECK(lines == std::vector<std::string>{"HOME=/root", "ONE=three", "PATH=/usr/bin:/bin"});
+    check_no_leftovers(bundle);
+
+    // exec takes the saved config's env the same way.
+    Runtime runtime;
+    bundle.set_shell("while true; do sleep 0.1; done");
+    auto ran = runtime.run_detached(bundle);
+    INFO("run -d: " << ran.describe());
+    REQUIRE(ran.exit_code == 0);
+    auto exec = runtime({"exec", "--env", "TWO=a", bundle.id(), "sh", "-c", "echo $ONE $TWO"});
+    INFO("exec: " << exec.describe());
+    CHECK(exec.exit_code == 0);
+    CHECK(exec.out == "three a\n");
+}
+
 TEST_CASE("the example bundle runs as it is, with its relative root.path", "[process]") {
     const std::string id = "it-example-" + std::to_string(getpid());
     std::vector<int> mounts_before;

@@ -32,7 +32,8 @@ struct MountCall {
 class FakeSyscalls : public Syscalls {
 public:
     std::vector<MountCall> mounts;
-    std::vector<std::string> calls; // "setresuid 0", "mknod /dev/null", ...
+    std::vector<std::string> calls;    // "setresuid 0", "mknod /dev/null", ...
+    std::vector<std::string> exec_env; // the last execve's envp
     unsigned long statvfs_flags = 0;
     // prctl(PR_CAPBSET_READ) answers 1 (present) for every capability.
     int capbset_read_answer = 1;
@@ -191,7 +192,11 @@ public:
         return record(cpus.empty() ? line + " all" : line);
     }
     Status execve(int fd, const std::string& path, char* const argv[],
-                  char* const /*envp*/[]) override {
+                  char* const envp[]) override {
+        exec_env.clear();
+        for (size_t i = 0; envp[i] != nullptr; ++i) {
+            exec_env.emplace_back(envp[i]);
+        }
         std::string line = fd >= 0 ? "execve (fd)" : "execve " + path;
         for (size_t i = 0; argv[i] != nullptr; ++i) {
             line += cat(" ", argv[i]);

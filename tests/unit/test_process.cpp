@@ -1,3 +1,4 @@
+#include "fake_syscalls.hpp"
 #include "process/process.hpp"
 #include "process/signals.hpp"
 #include "temp_dir.hpp"
@@ -9,6 +10,7 @@
 
 using namespace minirun;
 using namespace minirun::runtime;
+using minirun::testing::FakeSyscalls;
 using minirun::testing::TempDir;
 namespace stdfs = std::filesystem;
 
@@ -94,4 +96,38 @@ TEST_CASE("home_in_passwd: the home of a uid, \"/\" without an entry", "[process
     CHECK(process::home_in_passwd(passwd, 7) == "/");
     CHECK(process::home_in_passwd(passwd, 4242) == "/");
     CHECK(process::home_in_passwd("", 0) == "/");
+}
+
+// runc's prepareEnv (libcontainer/env.go): the last entry of a name wins, in the place of
+// that last one; an empty HOME is dropped, so that the passwd's takes its place.
+TEST_CASE("dedup_env: one entry per name, the last one's; an empty HOME dropped", "[process]") {
+    using Env = std::vector<std::string>;
+    CHECK(process::dedup_env({"ONE=two", "A=1", "ONE=three"}) == Env{"A=1", "ONE=three"});
+    CHECK(process::dedup_env({"ONE=two", "ONE=", "PATH=/bin"}) == Env{"ONE=", "PATH=/bin"});
+    CHECK(process::dedup_env({"HOME=/override", "HOME="}) == Env{});
+    CHECK(process::dedup_env({"HOME=", "HOME=/x"}) == Env{"HOME=/x"});
+    CHECK(process::dedup_env({"NL=\n", "PATH=/bin"}) == Env{"NL=\n", "PATH=/bin"});
+    CHECK(process::dedup_env({"A=1", "AB=2", "A=3"}) == Env{"AB=2", "A=3"});
+    CHECK(process::dedup_env({}).empty());
+}
+
+TEST_CASE("missing_home: only the last HOME counts", "[process]") {
+    spec::Process proc;
+    proc.env = {"HOME=/override"};
+    CHECK(process::missing_home(proc).empty());
+    proc.env = {"HOME=/override", "HOME="};
+    CHECK(process::missing_home(proc).starts_with("HOME=/"));
+    proc.env = {"HOME=", "HOME=/x"};
+    CHECK(process::missing_home(proc).empty());
+}
+
+TEST_CASE("PreparedExec: execve gets the deduplicated env and the passwd's HOME", "[process]") {
+    spec::Process proc;
+    proc.args = {"/bin/true"};
+    proc.env = {"ONE=two", "HOME=/override", "PATH=/bin", "ONE=three", "HOME="};
+    FakeSyscalls sys;
+    process::PreparedExec exec;
+    REQUIRE(exec.prepare("/bin/true", proc, 0, "HOME=/root", sys).ok());
+    REQUIRE(exec.run(sys).ok());
+    CHECK(sys.exec_env == std::vector<std::string>{"PATH=/bin", "ONE=three", "HOME=/root"});
 }
