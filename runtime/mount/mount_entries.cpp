@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -23,6 +25,13 @@ namespace {
 // (CVE-2023-27561 class), so their destinations must be real directories.
 bool needs_real_directory(const MountStep& step) {
     return step.fs_type == "proc" || step.fs_type == "sysfs";
+}
+
+// "0710": a mode as runc's "mode=%04o" writes it.
+std::string octal_mode(mode_t mode) {
+    std::array<char, 8> text{};
+    std::snprintf(text.data(), text.size(), "%04o", static_cast<unsigned>(mode));
+    return text.data();
 }
 
 // `source` is a detached copy of the source (open_bind_sources, mount.cpp), moved into place.
@@ -127,7 +136,28 @@ Status copy_tree(int from_dir, int to_dir, Syscalls& sys) {
     return {};
 }
 
+// The directory a filesystem is mounted on, made if missing. A tmpfs on a directory that
+// was there takes that directory's mode unless the options say otherwise (runc 1.3,
+// createOpenMountpoint, issue 4971: "mode=" of the directory ahead of the options, whose own
+// mode= comes later and wins); on a directory made here it keeps tmpfs's 1777.
+Result<UniqueFd> existing_or_new_target(int root_fd, const MountStep& step, std::string& data) {
+    if (step.fs_type == "tmpfs") {
+        auto existing = fs::open_in_root(root_fd, step.destination, O_PATH);
+        if (existing) {
+            struct stat info {};
+            if (::fstat(existing->get(), &info) < 0) {
+                return Error::from_errno("check tmpfs source mode");
+            }
+            data = cat("mode=", octal_mode(info.st_mode & 07777), data.empty() ? "" : ",", data);
+        } else if (existing.error().errno_value() != ENOENT) {
+            return existing.error().wrap("lookup mountpoint target");
+        }
+    }
+    return fs::mkdir_all_in_root(root_fd, step.destination, 0755);
+}
+
 Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
+    std::string data = step.options.data;
     UniqueFd target;
     if (needs_real_directory(step)) {
         // Checked before anything is created: a symlink there must not make us mkdir its
@@ -147,7 +177,7 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
         }
         target = std::move(*real);
     } else {
-        MR_ASSIGN(target, fs::mkdir_all_in_root(root_fd, step.destination, 0755));
+        MR_ASSIGN(target, existing_or_new_target(root_fd, step, data));
     }
     UniqueFd covered; // "tmpcopyup": the directory the tmpfs hides, opened before the mount
     if (step.options.tmpcopyup && step.fs_type == "tmpfs") {
@@ -156,21 +186,21 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
             return Error::from_errno("tmpcopyup: open the directory");
         }
     }
-    auto mounted = sys.mount_on(step.source, target.get(), step.fs_type, step.options.flags,
-                                step.options.data);
+    auto mounted = sys.mount_on(step.source, target.get(), step.fs_type, step.options.flags, data);
     // devpts refuses a gid= its user namespace does not map (EINVAL): a rootless container
     // maps only its user's own gid, and runc's and our own default configs ask for gid=5
     // (tty). Without the option the ptys get the creating process's gid, as crun and runc
     // do in that case.
     if (!mounted && mounted.error().errno_value() == EINVAL && step.fs_type == "devpts" &&
-        step.options.data.find("gid=") != std::string::npos) {
-        std::string data;
-        for (std::string_view option : fs::split(step.options.data, ',')) {
+        data.find("gid=") != std::string::npos) {
+        std::string without_gid;
+        for (std::string_view option : fs::split(data, ',')) {
             if (!option.starts_with("gid=")) {
-                data += cat(data.empty() ? "" : ",", option);
+                without_gid += cat(without_gid.empty() ? "" : ",", option);
             }
         }
-        mounted = sys.mount_on(step.source, target.get(), step.fs_type, step.options.flags, data);
+        mounted =
+            sys.mount_on(step.source, target.get(), step.fs_type, step.options.flags, without_gid);
     }
     if (!mounted) {
         return mounted.error();
