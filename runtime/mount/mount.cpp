@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 
 namespace minirun::runtime::mount {
 unsigned long setup_propagation(unsigned long configured) {
@@ -28,6 +30,44 @@ Status remount_bind(int target_fd, unsigned long flags, Syscalls& sys) {
     // MS_RDONLY from the source stays only if asked for or locked: a bind of a read-only
     // mount inside a user namespace cannot become writable anyway.
     return sys.mount_on("", target_fd, "", MS_BIND | MS_REMOUNT | flags | locked, "");
+}
+
+Status apply_bind_flags(int target_fd, const MountOptions& options, bool source_locked,
+                        Syscalls& sys) {
+    if (!bind_needs_remount(options)) {
+        return {}; // the source's flags, all of them
+    }
+    const unsigned long requested = options.flags & ~static_cast<unsigned long>(MS_REMOUNT);
+    MR_ASSIGN(unsigned long statvfs_flags, sys.mount_flags_of(target_fd));
+    const unsigned long current = statvfs_mount_flags(statvfs_flags);
+    // First exactly what was asked for, as "mount --bind -o" would set it.
+    Status first = source_locked && !locked_flags_allow(current, requested)
+                       ? Status(Error(EPERM, "the source's flags are locked"))
+                       : sys.mount_on("", target_fd, "", MS_BIND | MS_REMOUNT | requested, "");
+    if (first.ok()) {
+        return {};
+    }
+    // Then as "mount --bind -o remount,...": the source's lockable flags kept.
+    auto retry = with_locked_flags(requested, options.cleared, current);
+    if (!retry) {
+        // runc's words, with the first attempt's error last as Go spells it.
+        const int error = first.error().errno_value();
+        std::string reason = std::strerror(error);
+        reason[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(reason[0])));
+        return Error(error, cat("failed to set user-requested vfs flags on bind-mount: ",
+                                retry.error().message(), ": ", reason));
+    }
+    Status second = sys.mount_on("", target_fd, "", MS_BIND | MS_REMOUNT | *retry, "");
+    if (!second) {
+        return second.error().wrap(cat("remount with locked flags ",
+                                       mount_flag_words(current & *retry & ~requested),
+                                       " re-applied"));
+    }
+    return {};
+}
+
+bool sources_locked(const Plan& plan) {
+    return plan.has_own(spec::NamespaceType::user);
 }
 
 namespace {
@@ -123,7 +163,7 @@ Status mount_entries_and_devices(const Plan& plan, int root_fd, std::vector<Uniq
     std::reverse(deferred.begin(), deferred.end());
     for (size_t index : deferred) {
         const MountStep& step = plan.mounts[index];
-        MR_TRY_WRAP(finish_readonly(root_fd, step, sys),
+        MR_TRY_WRAP(finish_readonly(root_fd, step, sources_locked(plan), sys),
                     cat("mounts[", index, "] on ", step.destination));
     }
     return {};

@@ -75,7 +75,8 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
                    bool defer_readonly, const std::vector<CgroupBind>& cgroup_binds, Syscalls& sys);
 
 // The read-only part of an entry: "ro" (MS_RDONLY) and "rro" (every mount below, too).
-Status finish_readonly(int root_fd, const MountStep& step, Syscalls& sys);
+// `source_locked` as apply_bind_flags'.
+Status finish_readonly(int root_fd, const MountStep& step, bool source_locked, Syscalls& sys);
 
 // The "cgroup" entry (mount_cgroup.cpp).
 // `binds`: planned_cgroup_binds()'s, or empty: the init looks itself.
@@ -144,6 +145,20 @@ std::vector<fs::MountInfo> host_mounts_to_detach(const std::vector<fs::MountInfo
 
 // Remounts the bind mount whose root `target_fd` (an O_PATH fd) is with `flags`
 // (MS_RDONLY, MS_NOSUID, ...), keeping the flags the kernel locks inside a user namespace.
+// For the runtime's own binds (root.readonly, readonlyPaths, the cgroup entry's), which add
+// to what is there.
 Status remount_bind(int target_fd, unsigned long flags, Syscalls& sys);
+
+// A mounts[] bind's remount (mount_options.hpp: runc 1.3's rules), on the bind whose root
+// `target_fd` is. With `source_locked` the source's flags are taken as locked, as runc finds
+// them in a container with a user namespace of its own: there its mounts[] sources are
+// bound from the mounts the container's mount namespace copied from the host, which the
+// kernel locks (lock_mnt_tree). mini-run's parent clones most sources from the host's own
+// mount namespace instead, where nothing is locked: the rule is applied here, so that the
+// container gets the same mount as with runc (and the same refusal).
+Status apply_bind_flags(int target_fd, const MountOptions& options, bool source_locked,
+                        Syscalls& sys);
+// Whether a container's bind sources count as locked: it has a user namespace of its own.
+bool sources_locked(const Plan& plan);
 
 } // namespace minirun::runtime::mount

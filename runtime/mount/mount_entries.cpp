@@ -35,7 +35,9 @@ std::string octal_mode(mode_t mode) {
 }
 
 // `source` is a detached copy of the source (open_bind_sources, mount.cpp), moved into place.
-Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, Syscalls& sys) {
+// `source_locked`: whether runc would find its flags locked (apply_bind_flags).
+Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, bool source_locked,
+                  Syscalls& sys) {
     struct stat info {};
     if (!source || ::fstat(source.get(), &info) < 0) {
         return Error::from_errno(source ? errno : EBADF, cat("source ", quoted(step.source)));
@@ -51,10 +53,9 @@ Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, Syscalls&
 
     // A bind takes MS_RDONLY and friends only through a remount of the new mount, which a
     // fresh lookup from the root now reaches.
-    unsigned long flags = step.options.flags & ~MS_REMOUNT;
-    if (flags != 0) {
+    if (bind_needs_remount(step.options)) {
         MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
-        MR_TRY(remount_bind(mounted.get(), flags, sys));
+        MR_TRY(apply_bind_flags(mounted.get(), step.options, source_locked, sys));
     }
     return {};
 }
@@ -268,7 +269,7 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
             }
             source.reset(*opened);
         }
-        MR_TRY(mount_bind(root_fd, step, std::move(source), sys));
+        MR_TRY(mount_bind(root_fd, step, std::move(source), sources_locked(plan), sys));
         MR_TRY(set_propagation(root_fd, step, bind_propagation(plan, step), sys));
     } else {
         auto mounted = mount_filesystem(root_fd, step, sys);
@@ -285,7 +286,7 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
             bind.options.recursive = true;
             bind.options.flags |= MS_RDONLY;
             MR_ASSIGN(int host_sys, sys.open_tree_clone("/sys", true));
-            MR_TRY(mount_bind(root_fd, bind, UniqueFd(host_sys), sys));
+            MR_TRY(mount_bind(root_fd, bind, UniqueFd(host_sys), sources_locked(plan), sys));
             MR_TRY(set_propagation(root_fd, bind, bind_propagation(plan, bind), sys));
             // CVE-2023-25809: the submounts too (plan.cpp, plan_mount says why).
             MR_TRY(make_recursively_readonly(root_fd, bind, sys));
@@ -332,12 +333,12 @@ bool keeps_host_peers(const Plan& plan) {
     return (plan.root_propagation & MS_SHARED) != 0 && !plan.has_own(spec::NamespaceType::user);
 }
 
-Status finish_readonly(int root_fd, const MountStep& step, Syscalls& sys) {
+Status finish_readonly(int root_fd, const MountStep& step, bool source_locked, Syscalls& sys) {
     MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
     unsigned long flags = step.options.flags & ~MS_REMOUNT;
     if ((flags & MS_RDONLY) != 0) {
         if (step.options.bind) {
-            MR_TRY(remount_bind(mounted.get(), flags, sys));
+            MR_TRY(apply_bind_flags(mounted.get(), step.options, source_locked, sys));
         } else {
             // A remount of the filesystem itself; without data its options stay as they are.
             MR_TRY_WRAP(sys.mount_on("", mounted.get(), "", MS_REMOUNT | flags, ""),

@@ -15,6 +15,12 @@ struct FlagWord {
 };
 
 constexpr unsigned long kAtimeFlags = MS_NOATIME | MS_RELATIME | MS_STRICTATIME;
+// The atime flags a mount keeps (MNT_ATIME_MASK); MS_STRICTATIME is none of them.
+constexpr unsigned long kMountAtime = MS_NOATIME | MS_NODIRATIME | MS_RELATIME;
+// What the kernel locks on a mount copied into a less privileged mount namespace
+// (lock_mnt_tree), in MS_* flags: runc's mntLockFlags.
+constexpr unsigned long kLockableFlags =
+    MS_RDONLY | MS_NODEV | MS_NOEXEC | MS_NOSUID | kAtimeFlags | MS_NODIRATIME;
 
 constexpr FlagWord kFlagWords[] = {
     {"ro", false, MS_RDONLY},
@@ -119,7 +125,9 @@ MountOptions parse_mount_options(const std::vector<std::string>& options) {
             }
             if (entry.clear) {
                 out.flags &= ~entry.flag;
+                out.cleared |= entry.flag;
             } else {
+                out.cleared &= ~entry.flag;
                 // The atime words exclude each other: the last one wins, as in mount(8).
                 if ((entry.flag & kAtimeFlags) != 0) {
                     out.flags &= ~kAtimeFlags;
@@ -156,6 +164,63 @@ unsigned long locked_mount_flags(unsigned long statvfs_flags) {
         }
     }
     return flags;
+}
+
+unsigned long statvfs_mount_flags(unsigned long statvfs_flags) {
+    unsigned long flags = locked_mount_flags(statvfs_flags);
+    if ((flags & kAtimeFlags) == 0) {
+        flags |= MS_STRICTATIME;
+    }
+    return flags;
+}
+
+bool bind_needs_remount(const MountOptions& options) {
+    return (options.flags & ~static_cast<unsigned long>(MS_REMOUNT)) != 0 || options.cleared != 0;
+}
+
+bool locked_flags_allow(unsigned long current, unsigned long requested) {
+    constexpr unsigned long kLocked = MS_RDONLY | MS_NODEV | MS_NOSUID | MS_NOEXEC;
+    if ((current & kLocked & ~requested) != 0) {
+        return false;
+    }
+    // The atime a bind remount gives (path_mount): the mount's own when none is asked for,
+    // else relatime unless noatime, strictatime clearing both, nodiratime added.
+    unsigned long before = current & kMountAtime;
+    if ((requested & (kMountAtime | MS_STRICTATIME)) == 0) {
+        return true;
+    }
+    unsigned long after = (requested & MS_NOATIME) != 0 ? MS_NOATIME : MS_RELATIME;
+    if ((requested & MS_STRICTATIME) != 0) {
+        after &= ~(MS_NOATIME | MS_RELATIME);
+    }
+    after |= requested & MS_NODIRATIME;
+    return after == before;
+}
+
+Result<unsigned long> with_locked_flags(unsigned long requested, unsigned long cleared,
+                                        unsigned long current) {
+    if (unsigned long cannot = current & cleared & kLockableFlags; cannot != 0) {
+        return Error(EPERM, cat("cannot clear locked flags ", mount_flag_words(cannot)));
+    }
+    // An atime asked for must be the source's: the kernel would silently ignore relatime
+    // next to an inherited noatime, and anything next to an inherited strictatime.
+    const unsigned long atime = kAtimeFlags | MS_NODIRATIME;
+    if ((requested & atime) != 0 && (requested & atime) != (current & atime)) {
+        return Error(EPERM,
+                     cat("cannot change locked atime flags ", mount_flag_words(current & atime)));
+    }
+    return requested | (current & kLockableFlags);
+}
+
+std::string mount_flag_words(unsigned long flags) {
+    std::string words;
+    for (const auto& entry : kFlagWords) {
+        if (!entry.clear && (flags & entry.flag) != 0) {
+            words += cat(words.empty() ? "" : ",", entry.word);
+            flags &= ~entry.flag;
+        }
+    }
+    return words;
 }
 
 } // namespace minirun::runtime

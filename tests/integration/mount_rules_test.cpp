@@ -56,3 +56,127 @@ TEST_CASE("tmpfs: takes the covered directory's mode unless mode= is given", "[m
     CHECK(mode_of(rootfs + "/new/foo") == 0755);
     check_no_leftovers(bundle);
 }
+
+namespace {
+
+// A bind source as mounts_sshfs.bats makes one without sshfs: a tmpfs on the host whose
+// superblock has no flag set, the flags of its mount set by `mount --bind -o remount,...`.
+class FlaggedSource {
+public:
+    explicit FlaggedSource(const std::string& flags) {
+        REQUIRE(run({"/bin/mount", "-t", "tmpfs", "-o", "rw,suid,dev,exec,diratime,strictatime",
+                     "tmpfs", dir_.path()})
+                    .exit_code == 0);
+        mounted_ = true;
+        REQUIRE(
+            run({"/bin/mount", "--bind", "-o", "remount,diratime,atime,strictatime", dir_.path()})
+                .exit_code == 0);
+        auto remount = run({"/bin/mount", "--bind", "-o", "remount," + flags, dir_.path()});
+        INFO(remount.describe());
+        REQUIRE(remount.exit_code == 0);
+    }
+    FlaggedSource(const FlaggedSource&) = delete;
+    FlaggedSource& operator=(const FlaggedSource&) = delete;
+    ~FlaggedSource() {
+        if (mounted_) {
+            ::umount2(dir_.path().c_str(), MNT_DETACH);
+        }
+    }
+    [[nodiscard]] const std::string& path() const { return dir_.path(); }
+
+private:
+    TempDir dir_{"minirun-it-bind-flags"};
+    bool mounted_ = false;
+};
+
+// The container's /mnt, a bind of `source` with `options`: its mount options, as words.
+RunResult bind_flags_inside(TempBundle& bundle, const FlaggedSource& source,
+                            const std::vector<std::string>& options) {
+    bundle.config["mounts"].push_back({{"destination", "/mnt"},
+                                       {"source", source.path()},
+                                       {"type", "bind"},
+                                       {"options", options}});
+    bundle.set_args({"awk", "$2 == \"/mnt\" { print $4 }", "/proc/self/mounts"});
+    return bundle.run();
+}
+
+bool has_word(const std::string& flags, const std::string& word) {
+    for (const std::string& each : split_words(std::regex_replace(flags, std::regex(","), " "))) {
+        if (each == word) {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+// mounts_sshfs.bats: without a user namespace the options are the bind's flags, set and
+// cleared; a bind without options keeps its source's.
+TEST_CASE("bind flags: the options set and clear the bind's flags", "[mount][bind]") {
+    SECTION("no option: the source's flags") {
+        FlaggedSource source("ro,noexec,nodiratime");
+        TempBundle bundle("bind-flags-none");
+        auto result = bind_flags_inside(bundle, source, {"bind"});
+        INFO(result.describe());
+        REQUIRE(result.exit_code == 0);
+        CHECK(has_word(result.out, "ro"));
+        CHECK(has_word(result.out, "noexec"));
+        CHECK(has_word(result.out, "nodiratime"));
+        check_no_leftovers(bundle);
+    }
+    SECTION("a clearing option: rw, and only what was asked for") {
+        FlaggedSource source("ro,noexec,nodiratime");
+        TempBundle bundle("bind-flags-dev");
+        auto result = bind_flags_inside(bundle, source, {"bind", "dev"});
+        INFO(result.describe());
+        REQUIRE(result.exit_code == 0);
+        CHECK(has_word(result.out, "rw"));
+        CHECK_FALSE(has_word(result.out, "noexec"));
+        CHECK(has_word(result.out, "nodiratime")); // atime kept unless one is asked for
+        check_no_leftovers(bundle);
+    }
+    SECTION("dev,suid,exec clear the source's nodev,nosuid,noexec") {
+        FlaggedSource source("nosuid,nodev,noexec,noatime");
+        TempBundle bundle("bind-flags-clear");
+        auto result = bind_flags_inside(bundle, source, {"bind", "dev", "suid", "exec", "atime"});
+        INFO(result.describe());
+        REQUIRE(result.exit_code == 0);
+        CHECK_FALSE(has_word(result.out, "nosuid"));
+        CHECK_FALSE(has_word(result.out, "nodev"));
+        CHECK_FALSE(has_word(result.out, "noexec"));
+        CHECK(has_word(result.out, "noatime"));
+        check_no_leftovers(bundle);
+    }
+}
+
+// mounts_sshfs.bats with a user namespace: the source's flags are locked there (runc binds
+// from the copy the container's mount namespace has), so what is not asked for is kept, and
+// clearing one is refused.
+TEST_CASE("bind flags: in a user namespace the source's locked flags stay",
+          "[mount][bind][userns]") {
+    SECTION("implied rw keeps ro") {
+        FlaggedSource source("ro");
+        TempBundle bundle("bind-flags-userns");
+        bundle.copy_rootfs({{100000, 100000}});
+        bundle.add_user_namespace();
+        auto result = bind_flags_inside(bundle, source, {"bind", "nosuid", "nodev", "rprivate"});
+        INFO(result.describe());
+        REQUIRE(result.exit_code == 0);
+        CHECK(has_word(result.out, "ro"));
+        CHECK(has_word(result.out, "nosuid"));
+        CHECK(has_word(result.out, "nodev"));
+        check_no_leftovers(bundle);
+    }
+    SECTION("an explicit rw is refused") {
+        FlaggedSource source("ro");
+        TempBundle bundle("bind-flags-userns-rw");
+        bundle.copy_rootfs({{100000, 100000}});
+        bundle.add_user_namespace();
+        auto result = bind_flags_inside(bundle, source, {"bind", "rw", "nosuid", "rprivate"});
+        INFO(result.describe());
+        CHECK(result.exit_code != 0);
+        CHECK(contains(result.err, "cannot clear locked flags ro: operation not permitted"));
+        check_no_leftovers(bundle);
+    }
+}

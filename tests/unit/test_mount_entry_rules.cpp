@@ -66,3 +66,82 @@ TEST_CASE("tmpfs: an existing directory's mode, unless the options give one", "[
     REQUIRE(::stat((f.rootfs + "/new/dir").c_str(), &info) == 0);
     CHECK((info.st_mode & 07777) == 0755);
 }
+
+namespace {
+
+// A bind of `options` from a source whose statvfs flags are `source` (the fake's answer).
+struct BindRemount {
+    Fixture f;
+    UniqueFd target{::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)};
+
+    Status apply(const std::vector<std::string>& options, unsigned long source, bool locked) {
+        f.sys.statvfs_flags = source;
+        return mount::apply_bind_flags(target.get(), parse_mount_options(options), locked, f.sys);
+    }
+    [[nodiscard]] std::vector<unsigned long> remounts() const {
+        std::vector<unsigned long> flags;
+        for (const MountCall& call : f.sys.mounts) {
+            flags.push_back(call.flags);
+        }
+        return flags;
+    }
+};
+
+constexpr unsigned long kRemount = MS_BIND | MS_REMOUNT;
+
+} // namespace
+
+TEST_CASE("bind flags: no option, no remount: the source's flags stay", "[mount]") {
+    BindRemount b;
+    REQUIRE(b.apply({"bind", "rprivate"}, ST_RDONLY | ST_NOEXEC, false).ok());
+    CHECK(b.remounts().empty());
+}
+
+// mounts_sshfs.bats without a user namespace: the options are the mount's flags.
+TEST_CASE("bind flags: the options set and clear, nothing else is inherited", "[mount]") {
+    BindRemount b;
+    REQUIRE(b.apply({"bind", "dev", "suid", "exec", "atime"},
+                    ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_NOATIME, false)
+                .ok());
+    REQUIRE(b.apply({"bind", "nosuid", "nodev"}, ST_RDONLY, false).ok()); // implied rw
+    REQUIRE(b.apply({"bind", "rw"}, ST_RDONLY, false).ok());
+    CHECK(b.remounts() ==
+          std::vector<unsigned long>{kRemount, kRemount | MS_NOSUID | MS_NODEV, kRemount});
+}
+
+// mounts_sshfs.bats with a user namespace: runc's source is locked; so is it taken here.
+TEST_CASE("bind flags: a locked source keeps what is not asked for", "[mount]") {
+    BindRemount b;
+    // ro inherited: only nosuid,nodev were asked for.
+    REQUIRE(b.apply({"bind", "nosuid", "nodev"}, ST_RDONLY | ST_RELATIME, true).ok());
+    CHECK(b.remounts() ==
+          std::vector<unsigned long>{kRemount | MS_NOSUID | MS_NODEV | MS_RDONLY | MS_RELATIME});
+    // Nothing locked is lost: exactly the options.
+    BindRemount unlocked;
+    REQUIRE(unlocked.apply({"bind", "ro", "nosuid"}, ST_NOSUID | ST_RELATIME, true).ok());
+    CHECK(unlocked.remounts() == std::vector<unsigned long>{kRemount | MS_RDONLY | MS_NOSUID});
+}
+
+TEST_CASE("bind flags: clearing a locked flag is refused in runc's words", "[mount]") {
+    BindRemount b;
+    auto refused = b.apply({"bind", "rw", "nosuid"}, ST_RDONLY, true);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().errno_value() == EPERM);
+    CHECK(refused.error().message() == "failed to set user-requested vfs flags on bind-mount: "
+                                       "cannot clear locked flags ro: operation not permitted");
+    CHECK(b.remounts().empty());
+    auto atime = b.apply({"bind", "relatime"}, ST_NOATIME, true);
+    REQUIRE_FALSE(atime.ok());
+    CHECK(atime.error().message().find("cannot change locked atime flags noatime") !=
+          std::string::npos);
+}
+
+// Rootless, the kernel itself refuses the first remount: the second keeps the locked flags.
+TEST_CASE("bind flags: after the kernel's EPERM, the remount with the source's flags", "[mount]") {
+    BindRemount b;
+    b.f.sys.fail("mount", EPERM);
+    REQUIRE(b.apply({"bind", "ro"}, ST_NODEV | ST_NOSUID | ST_RELATIME, false).ok());
+    CHECK(b.remounts() ==
+          std::vector<unsigned long>{kRemount | MS_RDONLY,
+                                     kRemount | MS_RDONLY | MS_NODEV | MS_NOSUID | MS_RELATIME});
+}
