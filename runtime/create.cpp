@@ -51,8 +51,6 @@ using runtime::ToParent;
 using SyncEvent = runtime::SyncEvent<ToParent>;
 using runtime::Created;
 using runtime::CreateMode;
-using runtime::limit_cgroup;
-using runtime::make_cgroup;
 using runtime::PendingCgroup;
 using runtime::PendingState;
 
@@ -183,9 +181,8 @@ Status open_bind_sources(Run& r) {
     return {};
 }
 
-Status idmap_bind_sources(Run& r) {
-    return runtime::mount::idmap_bind_sources(r.created.plan, r.bind_sources,
-                                              r.sys); // mount_idmap.cpp
+Status idmap_bind_sources(Run& r) { // mount_idmap.cpp
+    return runtime::mount::idmap_bind_sources(r.created.plan, r.bind_sources, r.sys);
 }
 
 Status make_state_dir(Run& r) {
@@ -225,7 +222,7 @@ Status make_state_dir(Run& r) {
 }
 
 Status record_cgroups(Run& r) {
-    MR_ASSIGN(r.cgroup, make_cgroup(r.created.spec.linux, r.options, &r.cgroup_host));
+    MR_ASSIGN(r.cgroup, runtime::make_cgroup(r.created.spec.linux, r.options, &r.cgroup_host));
     r.created.record.cgroup_paths = r.cgroup.paths();
     if (r.cgroup.empty()) {
         return r.created.dir.save(r.created.record);
@@ -255,7 +252,7 @@ Status make_cgroups(Run& r) {
 }
 
 Status set_cgroup_limits(Run& r) {
-    MR_TRY(limit_cgroup(r.created.spec.linux, r.cgroup));
+    MR_TRY(runtime::limit_cgroup(r.created.spec.linux, r.cgroup));
     MR_ASSIGN(r.cgroup_join, r.cgroup.open_self_join());
     return {};
 }
@@ -265,10 +262,8 @@ Status make_rdt_group(Run& r) {
 }
 
 Status join_rdt_group(Run& r) {
-    if (!r.rdt_group) {
-        return {};
-    }
-    return runtime::intel_rdt::add_process(r.rdt_group->group(), r.init.get());
+    return r.rdt_group ? runtime::intel_rdt::add_process(r.rdt_group->group(), r.init.get())
+                       : Status{};
 }
 
 Status record_host_mounts(Run& r) {
@@ -409,6 +404,10 @@ Status serve_the_init(Run& r) {
         case ToParent::kConsole:
             r.created.console_master = std::move(event.fd);
             break;
+        case ToParent::kMountSource: // mount/mount_sources.cpp
+            MR_TRY(runtime::mount::send_late_source(r.created.plan, r.init.get(), event.payload,
+                                                    r.created.sync, r.sys));
+            break;
         case ToParent::kCreated:
             return {};
         case ToParent::kError:
@@ -500,8 +499,8 @@ constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
      "not in the init",
      kParent, prepare_security},
     {"open bind sources",
-     "opened as the host's root, on the host's side; rootless, by the init in its own mount "
-     "namespace (open_tree needs CAP_SYS_ADMIN over the mount namespace)",
+     "opened as the host's root, on the host's side (one inside the rootfs at its mount, after "
+     "the entries before it); rootless, by the init (open_tree needs CAP_SYS_ADMIN over it)",
      kParent, open_bind_sources},
     {"idmap bind sources",
      "mount_setattr(MOUNT_ATTR_IDMAP) needs CAP_SYS_ADMIN where the source's filesystem was "
@@ -546,7 +545,8 @@ constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
      kParent, move_net_devices},
     {"send the init its pid", "for the hooks' state; also releases the init's wait", kParent,
      send_parent_ready},
-    {"serve the init until created", "run prestart and createRuntime, take the pty", kParent,
+    {"serve the init until created",
+     "run prestart and createRuntime, take the pty, open the bind sources it asks for", kParent,
      serve_the_init},
     {"wait for the gate", "only once pid 1 is the sealed gate may the lock go", kParent,
      wait_for_the_gate},

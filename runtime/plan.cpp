@@ -182,6 +182,12 @@ Status plan_mounts(const spec::Spec& spec, Plan& plan) {
             return idmap.error().wrap(cat("mounts[", i, "]"));
         }
         step->idmap = std::move(*idmap);
+        // A destination that names the rootfs's host path means the path inside it, as runc
+        // reads it (pathrs.LexicallyStripRoot): "$rootfs/mnt" is /mnt.
+        if (plan.rootfs != "/" && fs::at_or_below(plan.rootfs, step->destination)) {
+            step->destination = fs::clean_path(
+                cat("/", std::string_view(step->destination).substr(plan.rootfs.size())));
+        }
         // A /dev bound from elsewhere is the user's: we do not add devices to it.
         if (step->destination == "/dev" && step->options.bind) {
             plan.setup_dev = false;

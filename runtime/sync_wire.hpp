@@ -15,6 +15,7 @@ namespace minirun::runtime {
 enum class ToInit : uint32_t {
     kParentReady = 1, // payload: the init's host pid, as text
     kHooksDone = 3,   // prestart and createRuntime hooks ran
+    kMountSource = 9, // the fd: the bind source asked for (mount/mount_sources.cpp)
 };
 // init (or an exec'd process, or the exec gate) -> parent
 enum class ToParent : uint32_t {
@@ -23,6 +24,9 @@ enum class ToParent : uint32_t {
     kCreated = 5,  // set up; waiting for start
     kError = 6,    // header.error_number: the errno; payload: the message. Then _exit(1)
     kLog = 7,      // payload: one log line for mini-run's stderr (log.hpp), without newline
+    // payload: the index of a mounts[] bind whose source the parent opens now (the helper
+    // that opened it, too: with the fd)
+    kMountSource = 8,
 };
 
 // A frame is this header, then up to kMaxSyncFrame - 8 bytes of payload (for kError: the

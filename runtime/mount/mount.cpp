@@ -109,11 +109,14 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
     bool may_clone_mounts = ::geteuid() == 0;
     for (size_t i = 0; i < plan.mounts.size(); ++i) {
         const MountStep& step = plan.mounts[i];
-        if (!step.options.bind || step.is_cgroup) {
+        if (!step.options.bind || step.is_cgroup || source_opened_late(plan, step)) {
             continue;
         }
         auto fd = may_clone_mounts ? sys.open_tree_clone(step.source, step.options.recursive)
                                    : Result<int>(Error(EPERM, "open_tree"));
+        if (!fd && fd.error().errno_value() == ENOENT) {
+            continue; // maybe made by then (an earlier entry's mount): opened late
+        }
         if (!fd && fd.error().errno_value() == EPERM && rootless::active()) {
             if (step.idmap) {
                 return Error(EPERM, cat("mounts[", i, "] on ", step.destination,
@@ -135,9 +138,20 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
 
 namespace {
 
+// Rootless, the init opens the sources the parent could not, in its own mount namespace.
+// Not an idmapped one: only the host's root may idmap (mount_idmap.cpp).
+Result<UniqueFd> open_late_here(const Plan& plan, size_t index, int root_fd, Syscalls& sys) {
+    if (plan.mounts[index].idmap) {
+        return Error(EPERM, "an idmapped mount needs the host's root (mount_setattr on the "
+                            "source's mount)");
+    }
+    return open_source_now(plan, index, root_fd, sys);
+}
+
 // Steps 3 and 4 of prepare_rootfs(): the config's mounts, then the devices.
 Status mount_entries_and_devices(const Plan& plan, int root_fd, std::vector<UniqueFd>& bind_sources,
-                                 const std::vector<CgroupBind>& cgroup_binds, Syscalls& sys) {
+                                 const std::vector<CgroupBind>& cgroup_binds,
+                                 const LateSource& late_source, Syscalls& sys) {
     // 3. mounts[] in the order given: later entries may mount inside earlier ones
     //    (/dev, then /dev/pts). A read-only entry that has later mounts (or the default
     //    devices) to receive is mounted writable and made read-only after them, in 4b,
@@ -149,9 +163,18 @@ Status mount_entries_and_devices(const Plan& plan, int root_fd, std::vector<Uniq
         if (defer) {
             deferred.push_back(i);
         }
-        MR_TRY_WRAP(mount_entry(plan, root_fd, step, std::move(bind_sources.at(i)), defer,
-                                cgroup_binds, sys),
-                    cat("mounts[", i, "] on ", step.destination));
+        const std::string context = cat("mounts[", i, "] on ", step.destination);
+        UniqueFd source = std::move(bind_sources.at(i));
+        if (!source && step.options.bind && !step.is_cgroup) {
+            // Opened late (mount_sources.cpp), now that the entries before it are mounted.
+            auto late = late_source ? late_source(i) : open_late_here(plan, i, root_fd, sys);
+            if (!late) {
+                return late.error().wrap(context);
+            }
+            source = std::move(*late);
+        }
+        MR_TRY_WRAP(mount_entry(plan, root_fd, step, std::move(source), defer, cgroup_binds, sys),
+                    context);
     }
 
     // 4. Devices after the mounts, so they land in the /dev tmpfs, not the rootfs below.
@@ -172,7 +195,8 @@ Status mount_entries_and_devices(const Plan& plan, int root_fd, std::vector<Uniq
 } // namespace
 
 Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
-                                Syscalls& sys, const std::vector<CgroupBind>& cgroup_binds) {
+                                Syscalls& sys, const std::vector<CgroupBind>& cgroup_binds,
+                                const LateSource& late_source) {
     const bool own_namespace = plan.has_own(spec::NamespaceType::mount);
     const unsigned long setup = setup_propagation(plan.root_propagation);
     // 1. Our copy of the host's mounts still propagates to and from the host where they
@@ -222,7 +246,8 @@ Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_so
                     "linux.rootfsPropagation: set propagation of the rootfs");
     }
 
-    MR_TRY(mount_entries_and_devices(plan, root.get(), bind_sources, cgroup_binds, sys));
+    MR_TRY(
+        mount_entries_and_devices(plan, root.get(), bind_sources, cgroup_binds, late_source, sys));
 
     // 5. Like runc, a missing cwd is created; while we still hold the rootfs fd it is
     //    created without following any symlink out of the rootfs.

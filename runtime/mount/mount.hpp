@@ -28,9 +28,12 @@
 #include "minirun/fd.hpp"
 #include "mountinfo.hpp"
 #include "plan.hpp"
+#include "sync.hpp"
 #include "syscalls.hpp"
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,7 +45,8 @@ class Cgroup;
 namespace minirun::runtime::mount {
 
 // The sources of the bind mounts in mounts[], opened by the parent before clone(): one
-// detached copy (open_tree(OPEN_TREE_CLONE)) per bind entry, an invalid fd for the others.
+// detached copy (open_tree(OPEN_TREE_CLONE)) per bind entry, an invalid fd for the others
+// and for the sources opened late (below).
 // The host's root opens them, so that a source the container's user namespace could not
 // reach (a directory of mode 0700, say) still works, and so that the init never looks a
 // host path up after its user namespace exists.
@@ -53,11 +57,35 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
 // source's filesystem was mounted, the host's user namespace.
 Status idmap_bind_sources(const Plan& plan, std::vector<UniqueFd>& sources, Syscalls& sys);
 
+// One entry's idmap (mount_idmap.cpp), for a source opened late by the parent's helper.
+Status idmap_source(const Plan& plan, size_t index, int source, Syscalls& sys);
+
+// Bind sources left to mount time (mount_sources.cpp): one inside the rootfs, or one that
+// did not exist when open_bind_sources() ran, is opened when its entry's turn comes, so that
+// it is what the earlier entries made there (runc resolves every source then).
+// The source of bind entry `index`, the parent's (create: kMountSource), as the init gets it;
+// an empty one: the init opens it itself (rootless).
+using LateSource = std::function<Result<UniqueFd>(size_t index)>;
+bool source_opened_late(const Plan& plan, const MountStep& step);
+// Opens entry `index`'s source in the caller's mount namespace, one inside the rootfs
+// resolved from `root_fd` (RESOLVE_IN_ROOT): a detached copy, not idmapped.
+Result<UniqueFd> open_source_now(const Plan& plan, size_t index, int root_fd, Syscalls& sys);
+// The parent's: a child of it joins the mount namespace of `init`, opens the source there
+// (open_source_now) and idmaps it where the entry asks; the copy comes back over a socket.
+Result<UniqueFd> open_source_in(pid_t init, const Plan& plan, size_t index, Syscalls& sys);
+// Answers the init's kMountSource `request` (the entry's index) with open_source_in().
+Status send_late_source(const Plan& plan, pid_t init, std::string_view request, ParentEnd& sync,
+                        Syscalls& sys);
+// The init's LateSource: asks the parent over `sync`; empty when rootless.
+LateSource late_sources_from(InitEnd& sync);
+
 // Steps 1-5: returns an O_PATH fd of the prepared rootfs. `bind_sources` are
-// open_bind_sources()'s, each used up (and closed) by its entry; `cgroup_binds` are the
-// "cgroup" entry's, planned by create (planned_cgroup_binds; empty: the init looks itself).
+// open_bind_sources()'s, each used up (and closed) by its entry, and `late_source` opens
+// those it left (source_opened_late); `cgroup_binds` are the "cgroup" entry's, planned by
+// create (planned_cgroup_binds; empty: the init looks itself).
 Result<UniqueFd> prepare_rootfs(const Plan& plan, std::vector<UniqueFd>& bind_sources,
-                                Syscalls& sys, const std::vector<CgroupBind>& cgroup_binds = {});
+                                Syscalls& sys, const std::vector<CgroupBind>& cgroup_binds = {},
+                                const LateSource& late_source = {});
 
 // Step 6: pivot_into() with a mount namespace of the container's own, chroot_into()
 // without one.

@@ -261,14 +261,6 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
         return mount_cgroup(plan, cgroup_binds, root_fd, step, sys);
     }
     if (step.options.bind) {
-        if (!source) {
-            // Rootless: the parent could not clone it (open_bind_sources); the init can.
-            auto opened = sys.open_tree_clone(step.source, step.options.recursive);
-            if (!opened) {
-                return opened.error().wrap(cat("source ", quoted(step.source)));
-            }
-            source.reset(*opened);
-        }
         MR_TRY(mount_bind(root_fd, step, std::move(source), sources_locked(plan), sys));
         MR_TRY(set_propagation(root_fd, step, bind_propagation(plan, step), sys));
     } else {

@@ -6,7 +6,9 @@
 // filesystem was mounted in, the host's for the host's ext4 or tmpfs: the container's init,
 // root only in its own user namespace, could not do it. So the parent, still the host's
 // root, idmaps the detached copies open_bind_sources() made, before clone(); the init then
-// moves them into place like any other bind (mount_entries.cpp). The user namespace a mount
+// moves them into place like any other bind (mount_entries.cpp). A source opened late (one
+// inside the rootfs, mount_sources.cpp) is idmapped by the parent's helper, host's root as
+// well, when the init asks for it. The user namespace a mount
 // maps through is one made for the purpose with the mappings it needs (a short-lived
 // child's, see make_user_namespace), or the joined one the config names. Once set, the
 // mapping belongs to the mount: the namespace's fd, and its child, are gone before clone().
@@ -63,6 +65,47 @@ bool same_namespace(const MountIdMap& a, const MountIdMap& b) {
     return a.userns_path == b.userns_path && a.uid_map == b.uid_map && a.gid_map == b.gid_map;
 }
 
+// The user namespace `idmap` maps through: the joined one, or one made for it.
+Result<UniqueFd> namespace_for(const MountIdMap& idmap, const std::string& context, Syscalls& sys) {
+    if (idmap.userns_path.empty()) {
+        auto created = make_user_namespace(idmap, sys);
+        if (!created) {
+            return created.error().wrap(context);
+        }
+        return std::move(*created);
+    }
+    UniqueFd joined(::open(idmap.userns_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!joined) {
+        return Error::from_errno(
+            cat(context, ": open the user namespace ", quoted(idmap.userns_path)));
+    }
+    return joined;
+}
+
+Status idmap_through(const MountStep& step, const std::string& context, int source, int userns,
+                     Syscalls& sys) {
+    const MountIdMap& idmap = *step.idmap;
+    if (explain::enabled()) {
+        explain::step(cat("mount_setattr(open_tree(", quoted(step.source), "), ",
+                          idmap.recursive ? "AT_RECURSIVE, " : "", "MOUNT_ATTR_IDMAP, ",
+                          describe_namespace(idmap),
+                          "): the bind shows its files' owners mapped, by the host's root, as "
+                          "only the filesystem's owner may"));
+    }
+    auto mapped = sys.mount_setattr_idmap(source, idmap.recursive, userns);
+    if (!mapped) {
+        // EINVAL: a filesystem without idmapped mount support (proc, sysfs, ...: no
+        // FS_ALLOW_IDMAP), or an rbind whose tree holds one.
+        return Error::from_errno(mapped.error().errno_value(),
+                                 cat(context, ": cannot idmap ", quoted(step.source),
+                                     mapped.error().errno_value() == EINVAL
+                                         ? " (its filesystem does not support idmapped "
+                                           "mounts)"
+                                         : ""));
+    }
+    return {};
+}
+
 } // namespace
 
 Status idmap_bind_sources(const Plan& plan, std::vector<UniqueFd>& sources, Syscalls& sys) {
@@ -70,55 +113,34 @@ Status idmap_bind_sources(const Plan& plan, std::vector<UniqueFd>& sources, Sysc
     std::vector<std::pair<const MountIdMap*, UniqueFd>> namespaces;
     for (size_t i = 0; i < plan.mounts.size(); ++i) {
         const MountStep& step = plan.mounts[i];
-        if (!step.idmap) {
-            continue;
+        if (!step.idmap || !sources.at(i)) {
+            continue; // not idmapped, or opened late (mount_sources.cpp idmaps it then)
         }
-        const MountIdMap& idmap = *step.idmap;
         std::string context = cat("mounts[", i, "] on ", step.destination);
         int userns = -1;
         for (const auto& [known, fd] : namespaces) {
-            if (same_namespace(*known, idmap)) {
+            if (same_namespace(*known, *step.idmap)) {
                 userns = fd.get();
             }
         }
         if (userns < 0) {
-            UniqueFd made;
-            if (!idmap.userns_path.empty()) {
-                made.reset(::open(idmap.userns_path.c_str(), O_RDONLY | O_CLOEXEC));
-                if (!made) {
-                    return Error::from_errno(
-                        cat(context, ": open the user namespace ", quoted(idmap.userns_path)));
-                }
-            } else {
-                auto created = make_user_namespace(idmap, sys);
-                if (!created) {
-                    return created.error().wrap(context);
-                }
-                made = std::move(*created);
-            }
+            MR_ASSIGN(UniqueFd made, namespace_for(*step.idmap, context, sys));
             userns = made.get();
-            namespaces.emplace_back(&idmap, std::move(made));
+            namespaces.emplace_back(&*step.idmap, std::move(made));
         }
-        if (explain::enabled()) {
-            explain::step(cat("mount_setattr(open_tree(", quoted(step.source), "), ",
-                              idmap.recursive ? "AT_RECURSIVE, " : "", "MOUNT_ATTR_IDMAP, ",
-                              describe_namespace(idmap),
-                              "): the bind shows its files' owners mapped, by the host's root "
-                              "before clone(), as only the filesystem's owner may"));
-        }
-        auto mapped = sys.mount_setattr_idmap(sources.at(i).get(), idmap.recursive, userns);
-        if (!mapped) {
-            // EINVAL: a filesystem without idmapped mount support (proc, sysfs, ...: no
-            // FS_ALLOW_IDMAP), or an rbind whose tree holds one.
-            return Error::from_errno(mapped.error().errno_value(),
-                                     cat(context, ": cannot idmap ", quoted(step.source),
-                                         mapped.error().errno_value() == EINVAL
-                                             ? " (its filesystem does not support idmapped "
-                                               "mounts)"
-                                             : ""));
-        }
+        MR_TRY(idmap_through(step, context, sources[i].get(), userns, sys));
     }
     return {};
+}
+
+Status idmap_source(const Plan& plan, size_t index, int source, Syscalls& sys) {
+    const MountStep& step = plan.mounts.at(index);
+    if (!step.idmap) {
+        return {};
+    }
+    std::string context = cat("mounts[", index, "] on ", step.destination);
+    MR_ASSIGN(UniqueFd userns, namespace_for(*step.idmap, context, sys));
+    return idmap_through(step, context, source, userns.get(), sys);
 }
 
 } // namespace minirun::runtime::mount

@@ -180,3 +180,104 @@ TEST_CASE("bind flags: in a user namespace the source's locked flags stay",
         check_no_leftovers(bundle);
     }
 }
+
+namespace {
+
+nlohmann::json rbind(const std::string& source, const std::string& destination, bool idmap) {
+    nlohmann::json mount = {{"source", source},
+                            {"destination", destination},
+                            {"type", "bind"},
+                            {"options", {"rbind", "rprivate"}}};
+    if (idmap) {
+        const nlohmann::json mapping = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+        mount["options"].push_back("idmap");
+        mount["uidMappings"] = mapping;
+        mount["gidMappings"] = mapping;
+    }
+    return mount;
+}
+
+// runc's mounts.bats test_mount_order: a tree of binds, then binds whose sources are in the
+// container's rootfs, made of the binds before them, then the whole tree bound again.
+void check_mount_order(bool userns, bool idmap) {
+    TempBundle bundle("mount-order");
+    const std::string rootfs =
+        userns ? bundle.copy_rootfs({{100000, 100000}}) : bundle.copy_rootfs();
+    if (userns) {
+        bundle.add_user_namespace();
+    }
+    const std::string src = bundle.dir() + "/bind-src";
+    for (const std::string sub : {"a/x", "b/y", "c/z"}) {
+        REQUIRE(run({"/bin/mkdir", "-p", src + "/" + sub}).exit_code == 0);
+        write_text(src + "/" + sub + "/file", sub + "\n");
+        const std::string top = sub.substr(0, 1);
+        REQUIRE(::symlink(top.c_str(), (src + "/sym-" + top).c_str()) == 0);
+    }
+    // Out of reach of the container's root: the parent must open these.
+    REQUIRE(::chmod(src.c_str(), 0750) == 0);
+    REQUIRE(::mkdir((rootfs + "/final").c_str(), 0755) == 0);
+    auto& mounts = bundle.config["mounts"];
+    mounts.push_back(rbind(src + "/a", "/mnt", false));
+    mounts.push_back(rbind(src + "/sym-b", "/mnt/x", false));
+    mounts.push_back(rbind(src + "/c", "/mnt/x/y", false));
+    mounts.push_back(rbind(src + "/sym-a", "/mnt/x/y/z", false));
+    mounts.push_back(rbind(rootfs + "/mnt/x", rootfs + "/mnt/x/y/z/x", idmap));
+    mounts.push_back(rbind(rootfs + "/mnt/x/y", rootfs + "/mnt/x/y/z", idmap));
+    mounts.push_back(rbind(rootfs + "/mnt", rootfs + "/final", idmap));
+    bundle.set_args({"cat", "/final/x/y/z/z/x/y/z/x/file"});
+    auto result = bundle.run();
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    CHECK(result.out == "a/x\n"); // the last file is a/x's: every mount in order
+    // Nothing of it on the host: the rootfs's own directories are empty.
+    CHECK(run({"/bin/ls", "-A", rootfs + "/mnt", rootfs + "/final"}).out ==
+          rootfs + "/final:\n\n" + rootfs + "/mnt:\n");
+    check_no_leftovers(bundle);
+}
+
+} // namespace
+
+TEST_CASE("mount order: a source in the rootfs is what earlier entries mounted there",
+          "[mount][bind]") {
+    SECTION("without a user namespace") {
+        check_mount_order(false, false);
+    }
+    SECTION("with a user namespace") {
+        check_mount_order(true, false);
+    }
+    SECTION("idmapped") {
+        check_mount_order(false, true);
+    }
+    SECTION("idmapped, with a user namespace") {
+        check_mount_order(true, true);
+    }
+}
+
+// A source given through a symlink inside the rootfs is resolved inside it, never on the
+// host: "$rootfs/etc-link/x" with etc-link -> /etc is the rootfs's /etc/x.
+TEST_CASE("mount order: a source in the rootfs cannot follow a symlink out of it",
+          "[mount][bind]") {
+    TempBundle bundle("mount-source-link");
+    const std::string rootfs = bundle.copy_rootfs();
+    REQUIRE(::symlink("/etc", (rootfs + "/etc-link").c_str()) == 0);
+    write_text(rootfs + "/etc/it-inside", "rootfs-copy\n");
+    bundle.config["mounts"].push_back(rbind(rootfs + "/etc-link/it-inside", "/seen", false));
+    bundle.set_args({"cat", "/seen"});
+    auto result = bundle.run();
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    CHECK(result.out == "rootfs-copy\n");
+    check_no_leftovers(bundle);
+
+    // /etc/shadow of the host is not reachable that way.
+    TempBundle escape("mount-source-escape");
+    const std::string other = escape.copy_rootfs();
+    REQUIRE(::symlink("/etc", (other + "/etc-link").c_str()) == 0);
+    escape.config["mounts"].push_back(rbind(other + "/etc-link/shadow", "/seen", false));
+    escape.set_args({"cat", "/seen"});
+    auto refused = escape.run();
+    INFO(refused.describe());
+    CHECK(refused.exit_code != 0);
+    CHECK(contains(refused.err, "mounts["));
+    check_no_leftovers(escape);
+}

@@ -145,3 +145,60 @@ TEST_CASE("bind flags: after the kernel's EPERM, the remount with the source's f
           std::vector<unsigned long>{kRemount | MS_RDONLY,
                                      kRemount | MS_RDONLY | MS_NODEV | MS_NOSUID | MS_RELATIME});
 }
+
+// runc's mounts.bats "mount order": a source inside the rootfs is opened when its entry's
+// turn comes, after the entries before it; a destination naming the rootfs's host path is
+// the path inside it.
+TEST_CASE("late sources: a source in the rootfs is opened after the mounts before it", "[mount]") {
+    Fixture f;
+    stdfs::create_directories(f.dir.path() + "/data/x");
+    stdfs::create_directories(f.rootfs + "/final");
+    stdfs::create_directories(f.rootfs + "/mnt/x"); // what the fake's first bind would show
+    Plan plan = f.plan(config_with_mounts(
+        json::array({{{"destination", "/mnt"}, {"source", "data"}, {"options", {"rbind"}}},
+                     {{"destination", f.rootfs + "/final"},
+                      {"source", f.rootfs + "/mnt/x"},
+                      {"options", {"rbind"}}}})));
+    REQUIRE(plan.mounts[1].destination == "/final");
+    CHECK_FALSE(mount::source_opened_late(plan, plan.mounts[0]));
+    CHECK(mount::source_opened_late(plan, plan.mounts[1]));
+
+    auto sources = mount::open_bind_sources(plan, f.sys);
+    REQUIRE(sources.ok());
+    CHECK((*sources)[0]);
+    CHECK_FALSE((*sources)[1]); // left for later
+    std::vector<size_t> asked;
+    UniqueFd root(::open(f.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    mount::LateSource late = [&](size_t index) -> Result<UniqueFd> {
+        asked.push_back(index);
+        // By now the first entry is in place: the fake made no mount, the order shows it.
+        CHECK(f.sys.mounts.size() >= 3);
+        return mount::open_source_now(plan, index, root.get(), f.sys);
+    };
+    REQUIRE(mount::prepare_rootfs(plan, *sources, f.sys, {}, late).ok());
+    CHECK(asked == std::vector<size_t>{1});
+    const MountCall* final_bind = mount_at(f.sys, f.rootfs + "/final");
+    REQUIRE(final_bind != nullptr);
+    CHECK(final_bind->source == f.rootfs + "/mnt/x");
+}
+
+// Resolved from the rootfs as "/": a symlink in it cannot lead to the host's files.
+TEST_CASE("late sources: a symlink in the rootfs stays in the rootfs", "[mount]") {
+    Fixture f;
+    stdfs::create_directories(f.rootfs + "/etc");
+    { std::ofstream(f.rootfs + "/etc/inside") << "x\n"; }
+    stdfs::create_symlink("/etc", f.rootfs + "/etc-link");
+    Plan plan = f.plan(config_with_mounts(json::array(
+        {{{"destination", "/a"}, {"source", f.rootfs + "/etc-link/inside"}, {"options", {"bind"}}},
+         {{"destination", "/b"},
+          {"source", f.rootfs + "/etc-link/passwd"},
+          {"options", {"bind"}}}})));
+    UniqueFd root(::open(f.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    auto inside = mount::open_source_now(plan, 0, root.get(), f.sys);
+    REQUIRE(inside.ok());
+    CHECK(*fs::fd_target(inside->get()) == f.rootfs + "/etc/inside");
+    // The host's /etc/passwd exists; the rootfs's does not: not found.
+    auto host = mount::open_source_now(plan, 1, root.get(), f.sys);
+    REQUIRE_FALSE(host.ok());
+    CHECK(host.error().errno_value() == ENOENT);
+}
