@@ -120,6 +120,8 @@ Status create_devices(const Plan& plan, int root_fd, Syscalls& sys);
 
 // Step 8, after pivot_root (mount_masks.cpp).
 Status mask_paths(const Plan& plan, Syscalls& sys);
+// The same below `root_fd` (mask_paths: "/").
+Status mask_paths_below(int root_fd, const std::vector<std::string>& paths, Syscalls& sys);
 Status make_paths_readonly(const Plan& plan, Syscalls& sys);
 
 // The propagation "/" gets before anything is mounted: rslave when the config asks for

@@ -281,3 +281,32 @@ TEST_CASE("mount order: a source in the rootfs cannot follow a symlink out of it
     CHECK(contains(refused.err, "mounts["));
     check_no_leftovers(escape);
 }
+
+// runc 1.3's mask.bats "directories share tmpfs" and "directory with read-only rootfs".
+TEST_CASE("maskedPaths: directories share one read-only tmpfs", "[mount][masked]") {
+    const bool readonly_root = GENERATE(false, true);
+    INFO("root.readonly " << readonly_root);
+    TempBundle bundle("masked-share");
+    const std::string rootfs = bundle.copy_rootfs();
+    for (const char* dir : {"/testdir", "/testdir2", "/testdir3"}) {
+        REQUIRE(::mkdir((rootfs + dir).c_str(), 0755) == 0);
+    }
+    write_text(rootfs + "/testdir2/secret", "hidden\n");
+    bundle.config["root"]["readonly"] = readonly_root;
+    auto& masked = bundle.config["linux"]["maskedPaths"];
+    for (const char* dir : {"/testdir", "/testdir2", "/testdir3"}) {
+        masked.push_back(dir);
+    }
+    bundle.set_shell("set -- $(stat -c %d /testdir /testdir2 /testdir3); "
+                     "[ \"$1\" = \"$2\" ] && [ \"$2\" = \"$3\" ] && echo same-device; "
+                     "echo listing [$(ls -A /testdir2)]; touch /testdir2/foo 2>&1; "
+                     "grep -c ' /testdir[23]* ' /proc/self/mounts");
+    auto result = bundle.run();
+    INFO(result.describe());
+    REQUIRE(result.exit_code == 0);
+    CHECK(contains(result.out, "same-device\n"));
+    CHECK(contains(result.out, "listing []\n"));
+    CHECK(contains(result.out, "Read-only file system"));
+    CHECK(contains(result.out, "\n3\n")); // a mount on each
+    check_no_leftovers(bundle);
+}

@@ -22,7 +22,7 @@
 namespace minirun::testing {
 
 struct MountCall {
-    std::string source;
+    std::string source; // an fd path is recorded as the path it points to, as the target
     std::string target; // an fd path is recorded as the path it points to
     std::string fs_type;
     unsigned long flags = 0;
@@ -69,7 +69,7 @@ public:
 
     Status mount(const std::string& source, const std::string& target, const std::string& fstype,
                  unsigned long flags, const std::string& data) override {
-        mounts.push_back({source, resolve(target), fstype, flags, data});
+        mounts.push_back({resolve(source), resolve(target), fstype, flags, data});
         return record("mount " + resolve(target));
     }
     // Recorded as the mount onto the fd's path that it stands for.

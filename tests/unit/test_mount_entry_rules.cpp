@@ -202,3 +202,38 @@ TEST_CASE("late sources: a symlink in the rootfs stays in the rootfs", "[mount]"
     REQUIRE_FALSE(host.ok());
     CHECK(host.error().errno_value() == ENOENT);
 }
+
+// runc 1.3's maskPaths (mask.bats "directories share tmpfs"): one read-only tmpfs, bound
+// onto each further masked directory.
+TEST_CASE("masked directories share one read-only tmpfs", "[mount]") {
+    Fixture f;
+    for (const char* dir : {"/testdir", "/testdir2", "/testdir3"}) {
+        stdfs::create_directories(f.rootfs + dir);
+    }
+    UniqueFd root(::open(f.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    const std::vector<std::string> paths = {"/testdir", "/missing", "/testdir2", "/testdir3"};
+
+    SECTION("the first gets the tmpfs, the others a bind of it") {
+        REQUIRE(mount::mask_paths_below(root.get(), paths, f.sys).ok());
+        REQUIRE(f.sys.mounts.size() == 3);
+        CHECK(f.sys.mounts[0].target == f.rootfs + "/testdir");
+        CHECK(f.sys.mounts[0].fs_type == "tmpfs");
+        CHECK(f.sys.mounts[0].flags == MS_RDONLY);
+        CHECK(f.sys.mounts[0].data == "nr_blocks=1,nr_inodes=1");
+        for (size_t i : {1, 2}) {
+            CHECK(f.sys.mounts[i].source == f.rootfs + "/testdir");
+            CHECK(f.sys.mounts[i].flags == MS_BIND);
+        }
+        CHECK(f.sys.mounts[1].target == f.rootfs + "/testdir2");
+        CHECK(f.sys.mounts[2].target == f.rootfs + "/testdir3");
+    }
+    SECTION("a bind that fails: a tmpfs each from there on") {
+        f.sys.fail_call(2, EPERM); // the bind onto /testdir2
+        REQUIRE(mount::mask_paths_below(root.get(), paths, f.sys).ok());
+        REQUIRE(f.sys.mounts.size() == 4);
+        CHECK(f.sys.mounts[2].target == f.rootfs + "/testdir2");
+        CHECK(f.sys.mounts[2].fs_type == "tmpfs");
+        CHECK(f.sys.mounts[3].target == f.rootfs + "/testdir3");
+        CHECK(f.sys.mounts[3].fs_type == "tmpfs");
+    }
+}
