@@ -362,7 +362,8 @@ Status start_container_hooks(InitSetup& s) {
         return {}; // plan: never both (a hook would have to run before the gate's exec)
     }
     return hooks::run_hooks("startContainer", s.container.start_container_hooks,
-                            state::oci_state_json(s.record, state::Status::created));
+                            state::oci_state_json(s.record, state::Status::created),
+                            s.exec.environment()); // a hook without env of its own: runc's
 }
 
 Status exec_process(Setup& s) {
@@ -538,8 +539,8 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
         true),
     init_only<start_container_hooks>(
         "startContainer hooks",
-        "at start, in the container, under its filter (as runc: a hook gets no more than the "
-        "process would)"),
+        "at start, in the container, under its filter, with its env if the hook has none (as "
+        "runc: a hook gets no more than the process would)"),
     both<exec_process>("exec", "the container's process replaces mini-run"),
 }};
 

@@ -279,11 +279,16 @@ Status run_hook(const spec::Hook& hook, std::string_view state_json) {
 }
 
 Status run_hooks(std::string_view kind, const std::vector<spec::Hook>& list,
-                 std::string_view state_json) {
+                 std::string_view state_json,
+                 const std::optional<std::vector<std::string>>& default_env) {
     for (size_t i = 0; i < list.size(); ++i) {
+        spec::Hook hook = list[i];
+        if (default_env && (!hook.env || hook.env->empty())) {
+            hook.env = *default_env;
+        }
         // "error running hook": runc's words, which scripts written for runc look for.
-        MR_TRY_WRAP(run_hook(list[i], state_json),
-                    cat("hooks.", kind, "[", i, "] ", list[i].path, ": error running hook"));
+        MR_TRY_WRAP(run_hook(hook, state_json),
+                    cat("hooks.", kind, "[", i, "] ", hook.path, ": error running hook"));
     }
     return {};
 }

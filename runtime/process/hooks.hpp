@@ -3,7 +3,8 @@
 // runtime-spec (config.md, "POSIX-platform Hooks"): each hook is {path, args, env,
 // timeout}; `path` is absolute and exec'd directly (no shell, no PATH search); args[0]
 // is argv[0] (args may be empty: argv is then just the path); env is exactly the given
-// list, or the runtime's own environment when the hook has no `env` (as runc's hooks); the
+// list, or the runtime's own environment when the hook has no `env` (as runc's hooks; a
+// startContainer hook gets the process's, see run_hooks); the
 // container's state JSON is written to the hook's stdin.
 // Hooks of one kind run in order; the first failure stops the rest, except for poststop,
 // where every hook runs and each failure is a warning (runtime.md, delete).
@@ -19,6 +20,8 @@
 #include "minirun/spec.hpp"
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -33,9 +36,13 @@ Status run_hook(const spec::Hook& hook, std::string_view state_json);
 
 // Runs `list` in order; the first failure is returned as
 // "hooks.<kind>[<i>] <path>: <problem>", e.g. `hooks.prestart[1] /bin/false: exit status 1`.
-// `kind` is the spec's JSON name ("prestart", "createRuntime", ...).
+// `kind` is the spec's JSON name ("prestart", "createRuntime", ...). With `default_env`, a
+// hook whose env is missing or empty gets that one instead of the caller's environment: the
+// startContainer hooks, which runc runs with the container process's env (its
+// standard_init_linux.go, SetDefaultEnv: "a de facto historical thing", hooks.bats).
 Status run_hooks(std::string_view kind, const std::vector<spec::Hook>& list,
-                 std::string_view state_json);
+                 std::string_view state_json,
+                 const std::optional<std::vector<std::string>>& default_env = std::nullopt);
 
 // Runs every hook of `list`, also after a failure, logging a warning for each failure in
 // run_hooks' words; returns how many failed. For poststop: the container is gone already,

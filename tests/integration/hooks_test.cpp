@@ -293,3 +293,29 @@ TEST_CASE("hooks: delete of a container whose saved config is damaged warns that
     check_root_empty(runtime);
     check_no_leftovers(bundle);
 }
+
+// runc's hooks.bats "startContainer hook should inherit process environment": a
+// startContainer hook without env of its own runs with the process's (deduplicated, HOME
+// added); one with env keeps it.
+TEST_CASE("hooks: a startContainer hook without env gets the process's", "[hooks]") {
+    TempBundle bundle("hooks-env");
+    const std::string rootfs = bundle.copy_rootfs();
+    write_text(rootfs + "/check-env.sh", "#!/bin/sh -ue\n"
+                                         "test $ONE = two\ntest $FOO = bar\n"
+                                         "echo \"HOME=$HOME OWN=${OWN:-}\" >> /hook-env\n");
+    REQUIRE(::chmod((rootfs + "/check-env.sh").c_str(), 0755) == 0);
+    bundle.config["process"]["env"] = {"ONE=one", "ONE=two", "FOO=bar", "PATH=/bin"};
+    bundle.config["hooks"]["startContainer"] = {
+        {{"path", "/check-env.sh"}},
+        {{"path", "/bin/sh"},
+         {"args", {"sh", "-c", "echo OWN=$OWN ONE=${ONE:-unset} >> /hook-env"}},
+         {"env", {"OWN=mine"}}}};
+    bundle.set_args({"/bin/true"});
+    auto result = bundle.run();
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    auto written = read_file(rootfs + "/hook-env");
+    REQUIRE(written.has_value());
+    CHECK(*written == "HOME=/root OWN=\nOWN=mine ONE=unset\n");
+    check_no_leftovers(bundle);
+}

@@ -384,3 +384,17 @@ TEST_CASE("no fd of ours reaches the hook, and none is left behind", "[hooks]") 
     CHECK_FALSE(run_hook(shell_hook("exit 1"), "{}").ok());
     CHECK(open_fd_count() == fds_before);
 }
+
+// runc's startContainer hooks (standard_init_linux.go, SetDefaultEnv; hooks.bats "should
+// inherit process environment"): a hook without env of its own gets the process's.
+TEST_CASE("run_hooks: a default env for hooks without one", "[hooks]") {
+    TempDir dir;
+    const std::string out = dir.path() + "/out";
+    spec::Hook without = shell_hook("cat /proc/$$/environ >> " + out);
+    without.env.reset();
+    spec::Hook empty = shell_hook("cat /proc/$$/environ >> " + out);
+    spec::Hook own = shell_hook("cat /proc/$$/environ >> " + out, {"OWN=1"});
+    const std::vector<std::string> process_env = {"ONE=two", "HOME=/root"};
+    REQUIRE(problem(run_hooks("startContainer", {without, empty, own}, "", process_env)).empty());
+    CHECK(read_file(out) == std::string("ONE=two\0HOME=/root\0ONE=two\0HOME=/root\0OWN=1\0", 44));
+}
