@@ -304,6 +304,7 @@ TEST_CASE("hooks: a startContainer hook without env gets the process's", "[hooks
                                          "test $ONE = two\ntest $FOO = bar\n"
                                          "echo \"HOME=$HOME OWN=${OWN:-}\" >> /hook-env\n");
     REQUIRE(::chmod((rootfs + "/check-env.sh").c_str(), 0755) == 0);
+    bundle.config["root"]["readonly"] = false; // the hooks write /hook-env
     bundle.config["process"]["env"] = {"ONE=one", "ONE=two", "FOO=bar", "PATH=/bin"};
     bundle.config["hooks"]["startContainer"] = {
         {{"path", "/check-env.sh"}},
