@@ -82,18 +82,21 @@ TEST_CASE("run in the foreground: a failed execve is one bare line, as runc's",
     }
     REQUIRE(::chmod(script.c_str(), 0755) == 0);
     TempBundle bundle("run-execve");
-    bundle.config["mounts"].push_back({{"destination", "/run.sh"},
+    // Into the rootfs's /run (a tmpfs first, so the shared example rootfs gets no file).
+    bundle.config["mounts"].push_back(
+        {{"destination", "/run"}, {"type", "tmpfs"}, {"source", "tmpfs"}});
+    bundle.config["mounts"].push_back({{"destination", "/run/run.sh"},
                                        {"type", "bind"},
                                        {"source", script},
                                        {"options", {"bind", "ro"}}});
-    bundle.set_args({"/run.sh"});
+    bundle.set_args({"/run/run.sh"});
     bundle.write_config();
     Runtime runtime;
     runtime.track(bundle.id());
     auto ran = runtime({"run", "--bundle", bundle.dir(), bundle.id()});
     INFO("run: " << ran.describe());
     CHECK(ran.exit_code != 0);
-    CHECK(ran.err == "exec /run.sh: no such file or directory\n");
+    CHECK(ran.err == "exec /run/run.sh: no such file or directory\n");
     check_root_empty(runtime);
     CHECK(live_orphans().empty());
     check_no_leftovers(bundle);
