@@ -5,9 +5,11 @@
 #include "process/signals.hpp"
 #include "process/terminal.hpp"
 
-#include <chrono>
+#include <unistd.h>
 
+#include <chrono>
 #include <optional>
+#include <string>
 
 namespace minirun {
 namespace {
@@ -76,6 +78,15 @@ Result<int> run_container(const RunOptions& options) {
             // The config saved at create is the one this run parsed: no need to read it back.
             MR_TRY(runtime::destroy(*reopened, created.spec, true));
         }
+    }
+    if (failed && failed->message().starts_with("exec ")) {
+        // The container's execve failed (process.cpp or the exec gate: "exec <path>:
+        // <reason>"). runc's init writes that line as it is to the container's stderr, which
+        // a foreground run shares, and runc adds nothing (runc#4171; run.bats "execve
+        // error" reads exactly one line): the same here, with the exit status of a failure.
+        std::string line = failed->message() + "\n";
+        (void)!::write(STDERR_FILENO, line.data(), line.size());
+        return exit_code != 0 ? exit_code : 1;
     }
     if (failed) {
         return *failed;

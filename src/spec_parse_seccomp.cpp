@@ -83,6 +83,8 @@ Status parse_seccomp(const Node& node, Seccomp& seccomp) {
                           }
                           return {};
                       }));
+    // Absent and empty differ: without "flags" the runtime picks SPEC_ALLOW (as runc does).
+    seccomp.flags_given = member(node, "flags").has_value();
     MR_TRY(field_with(node, "flags", seccomp.flags,
                       [](const Node& element, std::string& flag) -> Status {
                           MR_TRY(read(element, flag));

@@ -291,6 +291,7 @@ struct Seccomp {
     std::optional<uint32_t> default_errno_ret;
     std::vector<std::string> architectures; // SCMP_ARCH_*
     std::vector<std::string> flags;         // SECCOMP_FILTER_FLAG_*
+    bool flags_given = false;               // "flags" is in the config, even if empty
     std::string listener_path;
     std::string listener_metadata;
     std::vector<SeccompSyscall> syscalls;

@@ -286,9 +286,10 @@ Status run_hooks(std::string_view kind, const std::vector<spec::Hook>& list,
         if (default_env && (!hook.env || hook.env->empty())) {
             hook.env = *default_env;
         }
-        // "error running hook": runc's words, which scripts written for runc look for.
-        MR_TRY_WRAP(run_hook(hook, state_json),
-                    cat("hooks.", kind, "[", i, "] ", hook.path, ": error running hook"));
+        // "error running <kind> hook #<i>": runc 1.3's words, which scripts and runc's own
+        // suite (hooks.bats) look for; the JSON path before them names the entry.
+        MR_TRY_WRAP(run_hook(hook, state_json), cat("hooks.", kind, "[", i, "] ", hook.path,
+                                                    ": error running ", kind, " hook #", i));
     }
     return {};
 }
@@ -298,8 +299,8 @@ size_t run_hooks_warning(std::string_view kind, const std::vector<spec::Hook>& l
     size_t failed = 0;
     for (size_t i = 0; i < list.size(); ++i) {
         if (Status ran = run_hook(list[i], state_json); !ran) {
-            log::warning(cat("hooks.", kind, "[", i, "] ", list[i].path,
-                             ": error running hook: ", ran.error().message()));
+            log::warning(cat("hooks.", kind, "[", i, "] ", list[i].path, ": error running ", kind,
+                             " hook #", i, ": ", ran.error().message()));
             ++failed;
         }
     }

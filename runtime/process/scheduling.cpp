@@ -86,8 +86,11 @@ Status apply_scheduler(const std::optional<spec::Scheduler>& scheduler, Syscalls
     const int error = status.error().errno_value();
     std::string hint;
     if (error == EPERM && scheduler->policy == "SCHED_DEADLINE") {
-        hint = " (a SCHED_DEADLINE process must be allowed every cpu: no narrower cpuset or "
-               "execCPUAffinity; and CAP_SYS_NICE)";
+        // runc's words first (its scheduler.bats looks for them): the usual cause is a
+        // cpuset narrower than every cpu, which sched_setattr(2) refuses for SCHED_DEADLINE.
+        hint = " (process scheduler can't be used together with AllowedCPUs: a SCHED_DEADLINE "
+               "process must be allowed every cpu, so no linux.resources.cpu.cpus or "
+               "execCPUAffinity narrower than that; and it needs CAP_SYS_NICE)";
     } else if (error == EPERM) {
         hint = " (a real-time policy or a lower nice needs CAP_SYS_NICE in the host's user "
                "namespace; a real-time one, with cgroup v1 real-time group scheduling, also "

@@ -4,6 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
+#include <fstream>
+
 using namespace lifecycle_test;
 
 TEST_CASE("run --detach: the container runs on after run exits", "[lifecycle][run]") {
@@ -61,6 +65,39 @@ TEST_CASE("run in the foreground: the container's exit code, then nothing is lef
     check_root_empty(runtime);
     auto state = runtime({"state", bundle.id()});
     CHECK(state.exit_code != 0);
+    CHECK(live_orphans().empty());
+    check_no_leftovers(bundle);
+}
+
+TEST_CASE("run in the foreground: a failed execve is one bare line, as runc's",
+          "[lifecycle][run]") {
+    // runc 1.3's run.bats "execve error": the init writes "exec <path>: <reason>" itself,
+    // and runc adds no line of its own (runc#4171). The interpreter does not exist, so the
+    // path passes the lookup and only execve can refuse it.
+    TempDir scripts("minirun-it-execve");
+    const std::string script = scripts.path() + "/run.sh";
+    {
+        std::ofstream out(script);
+        out << "#!/mmnnttbb foo bar\nsh\n";
+    }
+    REQUIRE(::chmod(script.c_str(), 0755) == 0);
+    TempBundle bundle("run-execve");
+    // Into the rootfs's /run (a tmpfs first, so the shared example rootfs gets no file).
+    bundle.config["mounts"].push_back(
+        {{"destination", "/run"}, {"type", "tmpfs"}, {"source", "tmpfs"}});
+    bundle.config["mounts"].push_back({{"destination", "/run/run.sh"},
+                                       {"type", "bind"},
+                                       {"source", script},
+                                       {"options", {"bind", "ro"}}});
+    bundle.set_args({"/run/run.sh"});
+    bundle.write_config();
+    Runtime runtime;
+    runtime.track(bundle.id());
+    auto ran = runtime({"run", "--bundle", bundle.dir(), bundle.id()});
+    INFO("run: " << ran.describe());
+    CHECK(ran.exit_code != 0);
+    CHECK(ran.err == "exec /run/run.sh: no such file or directory\n");
+    check_root_empty(runtime);
     CHECK(live_orphans().empty());
     check_no_leftovers(bundle);
 }

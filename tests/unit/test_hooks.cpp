@@ -235,7 +235,7 @@ TEST_CASE("run_hooks: in order, and the first failure names kind, index and path
     auto status = run_hooks("prestart", hooks, "{}");
     REQUIRE_FALSE(status.ok());
     CHECK(status.error().message() ==
-          "hooks.prestart[1] /bin/sh: error running hook: exit status 3");
+          "hooks.prestart[1] /bin/sh: error running prestart hook #1: exit status 3");
     CHECK(read_file(log) == "first\nsecond\n");
     CHECK_FALSE(std::filesystem::exists(marker));
 
@@ -253,8 +253,9 @@ TEST_CASE("a hook that cannot be exec'd reports the exec's errno", "[hooks]") {
     missing.path = dir.path() + "/no-such-hook";
     auto status = run_hooks("createRuntime", {missing}, "{}");
     REQUIRE_FALSE(status.ok());
-    CHECK(status.error().message() == "hooks.createRuntime[0] " + missing.path +
-                                          ": error running hook: No such file or directory");
+    CHECK(status.error().message() ==
+          "hooks.createRuntime[0] " + missing.path +
+              ": error running createRuntime hook #0: No such file or directory");
     CHECK(status.error().errno_value() == ENOENT);
 
     spec::Hook not_executable;

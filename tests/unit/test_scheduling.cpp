@@ -280,6 +280,24 @@ TEST_CASE("scheduling: what reaches the kernel", "[sched]") {
     }
 }
 
+TEST_CASE("scheduling: SCHED_DEADLINE refused says runc's words about AllowedCPUs", "[sched]") {
+    // runc 1.3's scheduler.bats: a cpuset of cpu 0 with SCHED_DEADLINE fails with "process
+    // scheduler can't be used together with AllowedCPUs" (sched_setattr(2) gives EPERM).
+    auto parsed = process_with(R"("scheduler": {"policy": "SCHED_DEADLINE", "nice": 19,
+        "runtime": 42000, "deadline": 1000000, "period": 1000000})");
+    REQUIRE(parsed.ok());
+    FakeSyscalls sys;
+    sys.fail("sched_setattr", EPERM);
+    auto scheduler = runtime::scheduling::apply_scheduler(parsed->scheduler, sys);
+    REQUIRE_FALSE(scheduler.ok());
+    CHECK(scheduler.error().errno_value() == EPERM);
+    CHECK_THAT(scheduler.error().message(),
+               Catch::StartsWith("process.scheduler: sched_setattr(SCHED_DEADLINE, nice 19, "
+                                 "runtime/deadline/period 42000/1000000/1000000 ns): Operation not "
+                                 "permitted (process scheduler can't be used together with "
+                                 "AllowedCPUs: "));
+}
+
 TEST_CASE("scheduling: a refused call is an error naming the field", "[sched]") {
     auto parsed = process_with(R"("scheduler": {"policy": "SCHED_FIFO", "priority": 10},
         "ioPriority": {"class": "IOPRIO_CLASS_RT", "priority": 0},

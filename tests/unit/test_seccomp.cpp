@@ -1,13 +1,18 @@
 // seccomp::Filter: actions, conditions, architectures and flags.
 //
 // The shared helpers and how the tests run a filter: seccomp_fixture.hpp.
+#include "capture_stderr.hpp"
+#include "fake_syscalls.hpp"
 #include "seccomp_fixture.hpp"
+
+#include "minirun/log.hpp"
 #include "skips.hpp"
 
 #include <catch2/catch.hpp>
 
 using Catch::Matchers::Contains;
 using minirun::runtime::seccomp::connect_listener;
+using minirun::runtime::seccomp::flag_supported;
 using minirun::runtime::seccomp::send_to_listener;
 using namespace seccomp_test;
 
@@ -350,4 +355,38 @@ TEST_CASE("seccomp: flags", "[seccomp]") {
     with_flags.flags = {"SECCOMP_FILTER_FLAG_NEW_LISTENER"};
     CHECK(build_error(with_flags) ==
           R"(linux.seccomp.flags[0]: unknown seccomp flag "SECCOMP_FILTER_FLAG_NEW_LISTENER")");
+}
+
+TEST_CASE("seccomp: the flags the kernel gets, as runc gives them", "[seccomp]") {
+    // runc 1.3's seccomp.bats: TSYNC is accepted and ignored (a single-threaded init has no
+    // thread to sync), LOG is 2, SPEC_ALLOW 4, and without any "flags" SPEC_ALLOW is set
+    // where the kernel has it; an empty list is no flag. The value is said at --debug.
+    auto loaded_flags = [](const spec::Seccomp& seccomp) {
+        minirun::testing::FakeSyscalls sys;
+        Filter filter = build(seccomp);
+        REQUIRE(filter.load(sys).ok());
+        REQUIRE(sys.calls.size() == 1);
+        std::string call = sys.calls[0]; // "seccomp FLAGS LEN"
+        return call.substr(0, call.rfind(' '));
+    };
+    spec::Seccomp seccomp = config("SCMP_ACT_ALLOW", {rule({"getppid"}, "SCMP_ACT_ERRNO", 1)});
+    seccomp.flags_given = true;
+    seccomp.flags = {"SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_LOG"};
+    CHECK(loaded_flags(seccomp) == "seccomp 2");
+    seccomp.flags = {};
+    CHECK(loaded_flags(seccomp) == "seccomp 0");
+    seccomp.flags = {"SECCOMP_FILTER_FLAG_TSYNC"};
+    CHECK(loaded_flags(seccomp) == "seccomp 0");
+    seccomp.flags_given = false;
+    const bool spec_allow = flag_supported("SECCOMP_FILTER_FLAG_SPEC_ALLOW");
+    CHECK(loaded_flags(seccomp) == (spec_allow ? "seccomp 4" : "seccomp 0"));
+
+    minirun::log::Options debug;
+    debug.min_level = minirun::log::Level::debug;
+    REQUIRE(minirun::log::configure(debug).ok());
+    seccomp.flags_given = true;
+    seccomp.flags = {"SECCOMP_FILTER_FLAG_LOG"};
+    std::string said = capture_stderr([&] { (void)build(seccomp); });
+    REQUIRE(minirun::log::configure(minirun::log::Options{}).ok());
+    CHECK_THAT(said, Contains("msg=\"seccomp filter flags: 2\""));
 }
