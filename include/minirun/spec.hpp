@@ -384,9 +384,10 @@ Result<Resources> parse_resources(std::string_view json_text, std::string_view s
 
 // The default config.json `mini-run spec` writes: like runc's, running "sh" in a busybox
 // rootfs at "rootfs". `rootless` adds a user namespace mapping the caller's uid and gid;
-// `with_seccomp` adds default_seccomp_json() as linux.seccomp.
+// `with_seccomp` adds default_seccomp_json() as linux.seccomp; `cgroup_namespace` (a host
+// on cgroup v2 alone, as runc's IsCgroup2UnifiedMode decides) adds a cgroup namespace.
 std::string default_spec_json(bool rootless, uint32_t host_uid, uint32_t host_gid,
-                              bool with_seccomp = false);
+                              bool with_seccomp = false, bool cgroup_namespace = false);
 
 // A linux.seccomp object (JSON text): allow everything but the syscalls that act on the
 // host kernel or on host-wide state (modules, kexec, clocks, keyring, bpf, ...), which fail
