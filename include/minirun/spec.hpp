@@ -212,8 +212,10 @@ struct CpuResources {
     std::optional<int64_t> idle;
 };
 
+// runtime-spec 1.3: `limit` is optional (absent: pids.max is left as it is), and every
+// value is a limit: 0 is none at all, a negative one "max" (cgroup_pids.cpp says why).
 struct PidsResources {
-    int64_t limit = 0;
+    std::optional<int64_t> limit;
 };
 
 struct BlockIoDeviceWeight {

