@@ -98,8 +98,8 @@ struct RequestedController {
 // What a container's limits need (cgroup_rootless.cpp); device rules are not limits here.
 std::vector<RequestedController> requested_controllers(const spec::Resources& resources);
 
-// runc's conversion of cpu shares (v1, 2..262144) to cpu.weight (v2, 1..10000)
-// (cgroup_cpu.cpp).
+// runc 1.3.2+'s (and crun 1.23+'s) conversion of cpu shares (v1, 2..262144) to cpu.weight
+// (v2, 1..10000): 1024 -> 100 (cgroup_cpu.cpp).
 uint64_t shares_to_weight(uint64_t shares);
 // runc's conversion of a blkio weight (v1, 10..1000) to io.weight (v2, 1..10000)
 // (cgroup_blkio.cpp).

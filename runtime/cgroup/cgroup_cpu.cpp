@@ -11,18 +11,46 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <numbers>
 
 namespace minirun::runtime::cgroup {
 
+namespace {
+
+// Go's math.Log2, which the conversion below is defined with: exact for powers of two
+// (1024 must give exactly 10, or 100 would round up to 101), log(frac)/ln 2 + exp otherwise.
+double go_log2(double value) {
+    int exponent = 0;
+    double fraction = std::frexp(value, &exponent);
+    if (fraction == 0.5) {
+        return exponent - 1;
+    }
+    return std::log(fraction) * (1 / std::numbers::ln2) + exponent;
+}
+
+} // namespace
+
 uint64_t shares_to_weight(uint64_t shares) {
+    // 0: not set. v1 shares run 2..262144, v2 weights 1..10000. The linear map runc used
+    // until 1.3.1 (1 + (shares - 2) * 9999 / 262142) sent the default 1024 shares to
+    // weight 39, not the default 100, so a container that asked for the default got 39%
+    // of a sibling's CPU (kubernetes#131216). runc 1.3.2+ (opencontainers/cgroups
+    // ConvertCPUSharesToCgroupV2Value) and crun 1.23+ fit a quadratic in log2(shares)
+    // through the three points 2 -> 1, 1024 -> 100, 262144 -> 10000.
     if (shares == 0) {
         return 0;
     }
-    // v1 shares run 2..262144, v2 weights 1..10000; runc maps the ranges linearly.
-    shares = std::clamp<uint64_t>(shares, 2, 262144);
-    return 1 + ((shares - 2) * 9999) / 262142;
+    if (shares <= 2) {
+        return 1;
+    }
+    if (shares >= 262144) {
+        return 10000;
+    }
+    double log = go_log2(static_cast<double>(shares));
+    double exponent = (log * log + 125 * log) / 612.0 - 7.0 / 34.0;
+    return static_cast<uint64_t>(std::ceil(std::pow(10, exponent)));
 }
 
 namespace controllers {

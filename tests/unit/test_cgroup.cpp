@@ -134,10 +134,30 @@ TEST_CASE("cgroup paths: linux.cgroupsPath as runc reads it", "[cgroup]") {
 }
 
 TEST_CASE("cgroup conversions: runc's shares and blkio weight mappings", "[cgroup]") {
-    CHECK(shares_to_weight(1024) == 39);
+    // runc 1.3.2+ / crun 1.23+ (opencontainers/cgroups ConvertCPUSharesToCgroupV2Value):
+    // the default shares are the default weight.
+    CHECK(shares_to_weight(1024) == 100);
     CHECK(shares_to_weight(2) == 1);
     CHECK(shares_to_weight(262144) == 10000);
-    CHECK(shares_to_weight(0) == 0);
+    CHECK(shares_to_weight(0) == 0); // not set
+    // Clamped like the kernel clamps shares.
+    CHECK(shares_to_weight(1) == 1);
+    CHECK(shares_to_weight(500000) == 10000);
+    // Between the fitted points (values of the Go function).
+    CHECK(shares_to_weight(3) == 2);
+    CHECK(shares_to_weight(100) == 17);
+    CHECK(shares_to_weight(512) == 59);
+    CHECK(shares_to_weight(2048) == 174);
+    CHECK(shares_to_weight(4096) == 303);
+    CHECK(shares_to_weight(100000) == 4340);
+    CHECK(shares_to_weight(262143) == 10000);
+    // Monotonic over the whole range.
+    uint64_t previous = 1;
+    for (uint64_t shares = 2; shares <= 262144; shares += 97) {
+        uint64_t weight = shares_to_weight(shares);
+        CHECK((weight >= previous && weight <= 10000));
+        previous = weight;
+    }
     CHECK(blkio_weight_to_io_weight(10) == 1);
     CHECK(blkio_weight_to_io_weight(1000) == 10000);
     CHECK(blkio_weight_to_io_weight(500) == 4950);

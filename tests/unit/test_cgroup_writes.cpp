@@ -131,7 +131,7 @@ const std::vector<std::string> kRichV2Writes = std::vector<std::string>{
     "memory.max 67108864",
     "memory.low 33554432",
     "cpu.idle 1",
-    "cpu.weight 39",
+    "cpu.weight 100",
     "cpu.max 50000 200000",
     "cpu.max.burst 1000",
     "pids.max 10",
