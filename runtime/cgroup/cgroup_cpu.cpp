@@ -89,6 +89,38 @@ Status cfs_bandwidth_v1(const std::string& dir, const spec::CpuResources& cpu) {
     return {};
 }
 
+// v1's RT bandwidth: cpu.rt_period_us, then cpu.rt_runtime_us, as runc's SetRtSched
+// (opencontainers/cgroups fs/cpu.go). The kernel refuses (EINVAL) a period below the
+// group's current runtime (runtime <= period, sched_rt's tg_rt_schedulable), so raising
+// both works period first, but lowering the period under the old runtime needs the new
+// runtime first: runc then writes the runtime and tries the period again, and so do we.
+// (And the other way round: a runtime above the old period is refused too, which the
+// period-first order avoids.)
+Status rt_bandwidth_v1(const std::string& dir, const spec::CpuResources& cpu) {
+    uint64_t period = cpu.realtime_period.value_or(0);
+    int64_t runtime = cpu.realtime_runtime.value_or(0);
+    bool period_pending = false;
+    if (period != 0) {
+        auto written = write_supported(dir, "cpu.rt_period_us", cat(period),
+                                       "linux.resources.cpu.realtimePeriod");
+        if (!written) {
+            if (written.error().errno_value() != EINVAL || runtime == 0) {
+                return written;
+            }
+            period_pending = true;
+        }
+    }
+    if (runtime != 0) {
+        MR_TRY(write_supported(dir, "cpu.rt_runtime_us", cat(runtime),
+                               "linux.resources.cpu.realtimeRuntime"));
+        if (period_pending) {
+            MR_TRY(write_supported(dir, "cpu.rt_period_us", cat(period),
+                                   "linux.resources.cpu.realtimePeriod"));
+        }
+    }
+    return {};
+}
+
 // cpuacct.usage_all: "cpu user system" then one line per cpu, in nanoseconds (Linux 4.16).
 void percpu_user_kernel(const std::string& text, nlohmann::json& usage) {
     std::vector<uint64_t> user;
@@ -146,15 +178,8 @@ bool cpu_wanted(const spec::Resources& resources) {
 
 Status cpu_v1(const std::string& dir, const Request& request) {
     const spec::CpuResources& cpu = *request.resources.cpu;
-    // RT bandwidth first: the period bounds the runtime (runtime <= period).
-    if (cpu.realtime_period && *cpu.realtime_period != 0) {
-        MR_TRY(write_supported(dir, "cpu.rt_period_us", cat(*cpu.realtime_period),
-                               "linux.resources.cpu.realtimePeriod"));
-    }
-    if (cpu.realtime_runtime && *cpu.realtime_runtime != 0) {
-        MR_TRY(write_supported(dir, "cpu.rt_runtime_us", cat(*cpu.realtime_runtime),
-                               "linux.resources.cpu.realtimeRuntime"));
-    }
+    // RT bandwidth first, as runc: a SCHED_RR process may only join with runtime set.
+    MR_TRY(rt_bandwidth_v1(dir, cpu));
     if (cpu.shares && *cpu.shares != 0) {
         MR_TRY(write(dir, "cpu.shares", cat(*cpu.shares)));
         // The kernel clamps shares into 2..262144 silently; runc reports the clamp.

@@ -133,3 +133,70 @@ TEST_CASE("cgroups: pids.limit 0 is a limit, and an absent limit leaves pids.max
     }
     delete_and_check(runtime, bundle.id(), relative);
 }
+
+TEST_CASE("cgroups: cpu burst and idle at create and through update (v1)", "[cgroup][cpu]") {
+    if (!has_v1("cpu", "cpu.cfs_burst_us") || !has_v1("cpu", "cpu.idle")) {
+        skip_test("no cpu.cfs_burst_us or cpu.idle in the v1 cpu hierarchy");
+        return;
+    }
+    TempBundle bundle("cg-burst");
+    bundle.config["linux"]["resources"] = {
+        {"cpu", {{"quota", 50000}, {"period", 100000}, {"burst", 20000}, {"idle", 1}}}};
+    bundle.set_shell(loop);
+    Runtime runtime;
+    run_detached(runtime, bundle);
+    const std::string& id = bundle.id();
+    const std::string relative = default_cgroup(id);
+    CHECK(v1_file("cpu", relative, "cpu.cfs_burst_us") == "20000");
+    CHECK(v1_file("cpu", relative, "cpu.idle") == "1");
+
+    auto updated = runtime({"update", "--cpu-burst", "30000", "--cpu-idle", "0", id});
+    INFO(updated.describe());
+    CHECK(updated.exit_code == 0);
+    CHECK(v1_file("cpu", relative, "cpu.cfs_burst_us") == "30000");
+    CHECK(v1_file("cpu", relative, "cpu.idle") == "0");
+
+    auto bad = runtime({"update", "--cpu-idle", "2", id});
+    CHECK(bad.exit_code != 0);
+    CHECK(contains(bad.err, "--cpu-idle: must be 0 or 1, got 2"));
+    CHECK(v1_file("cpu", relative, "cpu.idle") == "0");
+    delete_and_check(runtime, id, relative);
+}
+
+TEST_CASE("cgroups: update writes the RT period and runtime in the order the kernel takes",
+          "[cgroup][cpu]") {
+    if (!has_v1("cpu", "cpu.rt_runtime_us")) {
+        skip_test("no RT group scheduling (cpu.rt_runtime_us) in the v1 cpu hierarchy");
+        return;
+    }
+    // Right below the root, whose RT budget (950000 of 1000000 us) children share.
+    TempBundle bundle("cg-rt");
+    const std::string relative = "/it-rt-" + std::to_string(::getpid());
+    bundle.config["linux"]["cgroupsPath"] = relative;
+    bundle.config["linux"]["resources"] = {
+        {"cpu", {{"realtimePeriod", 1000000}, {"realtimeRuntime", 300000}}}};
+    bundle.set_shell(loop);
+    Runtime runtime;
+    run_detached(runtime, bundle);
+    const std::string& id = bundle.id();
+    CHECK(v1_file("cpu", relative, "cpu.rt_period_us") == "1000000");
+    CHECK(v1_file("cpu", relative, "cpu.rt_runtime_us") == "300000");
+
+    // Lowering the period below the runtime: the kernel refuses the period first (runtime
+    // 300000 > period 200000), so the runtime goes first.
+    auto lower = runtime({"update", "--cpu-rt-period", "200000", "--cpu-rt-runtime", "100000", id});
+    INFO(lower.describe());
+    CHECK(lower.exit_code == 0);
+    CHECK(v1_file("cpu", relative, "cpu.rt_period_us") == "200000");
+    CHECK(v1_file("cpu", relative, "cpu.rt_runtime_us") == "100000");
+
+    // Raising both: the runtime (400000) is above the old period (200000), so the period
+    // must go first.
+    auto raise = runtime({"update", "--resources", "-", id},
+                         R"({"cpu":{"realtimePeriod":1000000,"realtimeRuntime":400000}})");
+    INFO(raise.describe());
+    CHECK(raise.exit_code == 0);
+    CHECK(v1_file("cpu", relative, "cpu.rt_period_us") == "1000000");
+    CHECK(v1_file("cpu", relative, "cpu.rt_runtime_us") == "400000");
+    delete_and_check(runtime, id, relative);
+}
