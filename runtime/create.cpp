@@ -433,6 +433,10 @@ Status record_the_init(Run& r) {
     // Why only now, and not while the init sets up: until the init's exec, it shares every
     // page of our memory copy-on-write, so each page either process writes meanwhile costs
     // a fault and a copy (a record is built with allocations all over the heap); and the
+Status hand_over_pidfd(Run& r) {
+    return runtime::hand_over_pidfd(r.options.pidfd_socket, r.created.record.pid); // spawn.cpp
+}
+
     // init gains nothing from it, as it does not run beside us (a VM like this project's
     // starts a new task on its parent's CPU: docs/performance.md). Written after kCreated
     // instead of aside while the init set up (the former "stage the record" step): from 0
@@ -471,7 +475,7 @@ constexpr auto kParent = runtime::Taker::create;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan",
      "config.json -> spec model -> plan: every decision, no effect; final from here (socket "
@@ -543,6 +547,8 @@ constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
      "linux.netDevices into the init's network namespace, which exists since the clone, while "
      "the init waits: its sysctls and hooks see them; moved back if the create fails",
      kParent, move_net_devices},
+    {"hand over a pidfd", "to --pidfd-socket, while the init is still our unreaped child", kParent,
+     hand_over_pidfd},
     {"send the init its pid", "for the hooks' state; also releases the init's wait", kParent,
      send_parent_ready},
     {"serve the init until created", "run prestart and createRuntime, take the pty", kParent,

@@ -13,7 +13,7 @@
 namespace minirun::runtime {
 namespace {
 
-constexpr std::array<StepGuide, 83> kGuides = {{
+constexpr std::array<StepGuide, 84> kGuides = {{
     // The runtime: `create` (create.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
@@ -91,6 +91,8 @@ constexpr std::array<StepGuide, 83> kGuides = {{
      "mini-run --root {root} state {id}"},
     {"hand over the terminal", "sendmsg(SCM_RIGHTS) of the pty's master to --console-socket",
      "nothing", ""},
+    {"hand over a pidfd", "pidfd_open, then sendmsg(SCM_RIGHTS) of it to --pidfd-socket", "nothing",
+     ""},
     {"write the pid file", "write of --pid-file, then rename", "nothing", ""},
     {"commit", "none: from here nothing is undone", "nothing", "mini-run --root {root} list"},
 
