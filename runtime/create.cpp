@@ -234,23 +234,12 @@ Status record_cgroups(Run& r) {
 }
 
 Status make_cgroups(Run& r) {
-    // create() refuses a cgroup already in use, without touching it: only once it
-    // succeeded are the directories ours to remove again.
-    auto made = r.cgroup.create();
-    if (!made) {
-        return made.error().wrap("linux.cgroupsPath");
-    }
+    // create() refuses a cgroup already in use (processes in it, or frozen), without
+    // touching it: only once it succeeded are the directories ours to remove again.
+    MR_TRY_WRAP(r.cgroup.create(), "linux.cgroupsPath");
     r.pending_cgroup.emplace(r.cgroup);
     // The init binds these for the "cgroup" mount entry without looking them up again.
     r.cgroup_binds = runtime::mount::planned_cgroup_binds(r.created.plan, r.cgroup_host, r.cgroup);
-    if (*made > 0) {
-        // runc's warning, word for word: tools and people look for it.
-        log::warning(cat("container's cgroup is not empty: ", *made, " process(es) found"));
-        r.created.record.cgroup_shared = true;
-        MR_TRY(r.created.dir.save(r.created.record));
-        MR_TRY(r.created.dir.save_recovery(r.created.record));
-        r.pending_cgroup->commit(); // not ours to remove
-    }
     return {};
 }
 
@@ -433,10 +422,6 @@ Status record_the_init(Run& r) {
     // Why only now, and not while the init sets up: until the init's exec, it shares every
     // page of our memory copy-on-write, so each page either process writes meanwhile costs
     // a fault and a copy (a record is built with allocations all over the heap); and the
-Status hand_over_pidfd(Run& r) {
-    return runtime::hand_over_pidfd(r.options.pidfd_socket, r.created.record.pid); // spawn.cpp
-}
-
     // init gains nothing from it, as it does not run beside us (a VM like this project's
     // starts a new task on its parent's CPU: docs/performance.md). Written after kCreated
     // instead of aside while the init set up (the former "stage the record" step): from 0
@@ -446,6 +431,10 @@ Status hand_over_pidfd(Run& r) {
 
 Status hand_over_terminal(Run& r) {
     return runtime::hand_over_terminal(r.options.console_socket, r.created.console_master);
+}
+
+Status hand_over_pidfd(Run& r) {
+    return runtime::hand_over_pidfd(r.options.pidfd_socket, r.created.record.pid); // spawn.cpp
 }
 
 Status write_pid_file(Run& r) {
@@ -547,8 +536,6 @@ constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
      "linux.netDevices into the init's network namespace, which exists since the clone, while "
      "the init waits: its sysctls and hooks see them; moved back if the create fails",
      kParent, move_net_devices},
-    {"hand over a pidfd", "to --pidfd-socket, while the init is still our unreaped child", kParent,
-     hand_over_pidfd},
     {"send the init its pid", "for the hooks' state; also releases the init's wait", kParent,
      send_parent_ready},
     {"serve the init until created", "run prestart and createRuntime, take the pty", kParent,
@@ -560,6 +547,8 @@ constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
      "copy-on-write",
      kParent, record_the_init},
     {"hand over the terminal", "to --console-socket", kParent, hand_over_terminal},
+    {"hand over a pidfd", "to --pidfd-socket, while the init is still our unreaped child", kParent,
+     hand_over_pidfd},
     {"write the pid file", "last: a pid file means the container exists", kParent, write_pid_file},
     {"commit", "nothing is undone from here", kParent, commit},
 }};

@@ -155,11 +155,11 @@ public:
 
     // mkdir -p in every hierarchy (v1 cpuset: cpus and mems copied down from the parent
     // when empty, or nothing could join; v2: the needed controllers enabled in every
-    // ancestor's cgroup.subtree_control). An existing cgroup that is frozen is an error
-    // ("container's cgroup unexpectedly frozen", runc's words). Returns how many processes
-    // an existing one already holds (0 for a new or an empty one): the container then
-    // shares it with them.
-    Result<size_t> create();
+    // ancestor's cgroup.subtree_control). An existing cgroup is used only when it is empty
+    // and not frozen; otherwise, in runc 1.3's words, "container's cgroup is not empty: N
+    // process(es) found" or "container's cgroup unexpectedly frozen", and what this call
+    // made is removed again.
+    Status create();
     // Writes every value `resources` sets, devices included when the list is not empty
     // (callers pass effective_device_rules() at create; `update` leaves devices alone).
     // `updating`: called by `update` on a running

@@ -200,3 +200,69 @@ TEST_CASE("cgroups: update writes the RT period and runtime in the order the ker
     CHECK(v1_file("cpu", relative, "cpu.rt_runtime_us") == "400000");
     delete_and_check(runtime, id, relative);
 }
+
+TEST_CASE("cgroups: a cgroup that already has processes is refused, in runc 1.3's words",
+          "[cgroup]") {
+    Runtime runtime;
+    TempBundle first("cg-busy");
+    std::string path = "/it-busy-" + std::to_string(::getpid());
+    first.config["linux"]["cgroupsPath"] = path;
+    first.set_shell(loop);
+    run_detached(runtime, first);
+
+    TempBundle second("cg-busy2");
+    second.config["linux"]["cgroupsPath"] = path;
+    second.set_shell(loop);
+    auto refused = runtime.create(second);
+    INFO(refused.describe());
+    CHECK(refused.exit_code != 0);
+    CHECK(contains(refused.err_now(), "container's cgroup is not empty: "));
+    CHECK(contains(refused.err_now(), " process(es) found"));
+    CHECK(runtime.status(second.id()).find("state failed") != std::string::npos);
+    // The first one and its cgroup are untouched.
+    CHECK(runtime.status(first.id()) == "running");
+    CHECK_FALSE(cgroup_dirs(path).empty());
+    CHECK(runtime({"delete", "--force", first.id()}).exit_code == 0);
+    CHECK(cgroup_dirs(path).empty());
+}
+
+TEST_CASE("kill KILL without a PID namespace kills every process of the cgroup", "[cgroup][kill]") {
+    TempBundle bundle("kill-hostpid");
+    auto& namespaces = bundle.config["linux"]["namespaces"];
+    for (auto entry = namespaces.begin(); entry != namespaces.end(); ++entry) {
+        if ((*entry)["type"] == "pid") {
+            namespaces.erase(entry);
+            break;
+        }
+    }
+    const std::string relative = "/it-hostpid-" + std::to_string(::getpid());
+    bundle.config["linux"]["cgroupsPath"] = relative;
+    bundle.set_shell(loop);
+    Runtime runtime;
+    pid_t init = run_detached(runtime, bundle);
+    for (int i = 0; i < 3; ++i) {
+        auto exec = runtime.to_files({"exec", "--detach", bundle.id(), "sleep", "1000"});
+        INFO(exec.describe());
+        REQUIRE(exec.exit_code == 0);
+    }
+    SECTION("the init alive") {}
+    SECTION("the init gone: the container is stopped, its processes are not") {
+        CHECK(::kill(init, SIGKILL) == 0);
+        REQUIRE(all_gone({init}));
+        CHECK(runtime.status(bundle.id()) == "stopped");
+        // Any other signal is refused for a stopped container, as runc does.
+        auto refused = runtime({"kill", bundle.id(), "TERM"});
+        CHECK(refused.exit_code != 0);
+        CHECK(contains(refused.err, "container not running"));
+    }
+    std::vector<pid_t> pids = procs_of(relative);
+    INFO("pids: " << nlohmann::json(pids).dump());
+    CHECK(pids.size() >= 3);
+    auto killed = runtime({"kill", bundle.id(), "KILL"});
+    INFO(killed.describe());
+    CHECK(killed.exit_code == 0);
+    CHECK(all_gone(pids));
+    CHECK(procs_of(relative).empty());
+    CHECK(runtime.wait_for_status(bundle.id(), "stopped"));
+    delete_and_check(runtime, bundle.id(), relative);
+}
