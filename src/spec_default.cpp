@@ -109,17 +109,9 @@ Json default_linux(bool rootless, uint32_t host_uid, uint32_t host_gid, bool cgr
     }
     linux["namespaces"] = std::move(namespaces);
     linux["maskedPaths"] = {
-        "/proc/acpi",
-        "/proc/asound",
-        "/proc/kcore",
-        "/proc/keys",
-        "/proc/latency_stats",
-        "/proc/timer_list",
-        "/proc/timer_stats",
-        "/proc/sched_debug",
-        "/sys/firmware",
-        "/proc/scsi",
-        "/sys/devices/virtual/tpm",
+        "/proc/acpi",          "/proc/asound",     "/proc/kcore",       "/proc/keys",
+        "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+        "/sys/firmware",       "/proc/scsi",
     };
     linux["readonlyPaths"] = {
         "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
