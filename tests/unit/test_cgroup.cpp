@@ -183,12 +183,12 @@ TEST_CASE("cgroup: create refuses a cgroup with processes, or a frozen one", "[c
 
     // runc 1.3 (1.1 warned and shared it): refused in its words, and what this create
     // made is removed again.
-    stdfs::remove_all(fake.dir("cpuset"));
+    stdfs::remove_all(fake.dir("blkio")); // made before "memory" is looked at
     put(fake.dir("memory") + "/cgroup.procs", "4242\n4343\n");
     auto busy = fake.cgroup().create();
     REQUIRE_FALSE(busy);
     CHECK(busy.error().message() == "container's cgroup is not empty: 2 process(es) found");
-    CHECK_FALSE(stdfs::exists(fake.dir("cpuset")));
+    CHECK_FALSE(stdfs::exists(fake.dir("blkio")));
     put(fake.dir("memory") + "/cgroup.procs", "");
     put(fake.dir("memory") + "/sub/cgroup.procs", "17\n"); // a sub-cgroup counts
     auto below = fake.cgroup().create();
