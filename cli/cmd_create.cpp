@@ -15,6 +15,8 @@ void add_create_options(CLI::App& command, CreateOptions& options) {
     command.add_option("--pid-file", options.pid_file, "write the init's pid to this file");
     command.add_option("--console-socket", options.console_socket,
                        "unix socket to send the terminal's master fd to (process.terminal)");
+    command.add_option("--pidfd-socket", options.pidfd_socket,
+                       "unix socket to send a pidfd of the container's init to");
     command
         .add_option("--preserve-fds", options.preserve_fds,
                     "pass this many fds after stdio (3, 4, ...) to the container")

@@ -195,7 +195,7 @@ void drop_exec_separator(std::vector<std::string>& args) {
                                                           "-u",           "--additional-gids",
                                                           "-g",           "--cap",
                                                           "-c",           "--preserve-fds",
-                                                          "--cgroup"};
+                                                          "--cgroup",     "--pidfd-socket"};
     bool in_exec = false;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string& arg = args[i];
@@ -230,6 +230,8 @@ CommandRunner add_exec_command(CLI::App& app, GlobalOptions& global) {
     command->add_flag("--tty,-t", flags->tty, "give the process a terminal");
     command->add_option("--console-socket", flags->options.console_socket,
                         "unix socket to send the terminal's master fd to");
+    command->add_option("--pidfd-socket", flags->options.pidfd_socket,
+                        "unix socket to send a pidfd of the new process to");
     command->add_option("--cwd", flags->cwd, "working directory inside the container");
     // Repeatable, one value each: vector options would otherwise swallow the id.
     command->add_option("--env,-e", flags->env, "set an environment variable (KEY=value)")

@@ -3,6 +3,8 @@
 #include "minirun/spec.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 namespace minirun::cli {
@@ -14,10 +16,16 @@ struct SpecOptions {
     bool seccomp = false;
 };
 
+// runc's cgroups.IsCgroup2UnifiedMode: /sys/fs/cgroup is a cgroup2 file system.
+bool cgroup2_unified() {
+    struct statfs info {};
+    return ::statfs("/sys/fs/cgroup", &info) == 0 && info.f_type == CGROUP2_SUPER_MAGIC;
+}
+
 int write_spec(const SpecOptions& options) {
     std::string path = options.bundle + "/config.json";
-    std::string text =
-        spec::default_spec_json(options.rootless, ::geteuid(), ::getegid(), options.seccomp);
+    std::string text = spec::default_spec_json(options.rootless, ::geteuid(), ::getegid(),
+                                               options.seccomp, cgroup2_unified());
     // O_EXCL: like runc, never overwrite someone's config.
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {

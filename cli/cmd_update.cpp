@@ -22,6 +22,8 @@ struct UpdateFlags {
     std::optional<uint64_t> cpu_shares;
     std::optional<int64_t> cpu_quota;
     std::optional<uint64_t> cpu_period;
+    std::optional<uint64_t> cpu_burst;
+    std::optional<int64_t> cpu_idle;
     std::optional<int64_t> cpu_rt_runtime;
     std::optional<uint64_t> cpu_rt_period;
     std::optional<std::string> cpuset_cpus;
@@ -51,6 +53,49 @@ Result<int64_t> memory_flag(const std::optional<std::string>& value, std::string
     return *bytes;
 }
 
+// runc's cpu flags, over what --resources gave.
+Status apply_cpu_flags(const UpdateFlags& flags, std::optional<spec::CpuResources>& cpu) {
+    auto cpu_part = [&cpu]() -> spec::CpuResources& {
+        if (!cpu) {
+            cpu.emplace();
+        }
+        return *cpu;
+    };
+    if (flags.cpu_shares) {
+        cpu_part().shares = *flags.cpu_shares;
+    }
+    if (flags.cpu_quota) {
+        cpu_part().quota = *flags.cpu_quota;
+    }
+    if (flags.cpu_period) {
+        cpu_part().period = *flags.cpu_period;
+    }
+    // cpu.cfs_burst_us (v1) or cpu.max.burst (v2).
+    if (flags.cpu_burst) {
+        cpu_part().burst = *flags.cpu_burst;
+    }
+    // cpu.idle: 1 makes the cgroup SCHED_IDLE, 0 takes it back (Linux 5.15).
+    if (flags.cpu_idle) {
+        if (*flags.cpu_idle != 0 && *flags.cpu_idle != 1) {
+            return Error(EINVAL, cat("--cpu-idle: must be 0 or 1, got ", *flags.cpu_idle));
+        }
+        cpu_part().idle = *flags.cpu_idle;
+    }
+    if (flags.cpu_rt_runtime) {
+        cpu_part().realtime_runtime = *flags.cpu_rt_runtime;
+    }
+    if (flags.cpu_rt_period) {
+        cpu_part().realtime_period = *flags.cpu_rt_period;
+    }
+    if (flags.cpuset_cpus) {
+        cpu_part().cpus = *flags.cpuset_cpus;
+    }
+    if (flags.cpuset_mems) {
+        cpu_part().mems = *flags.cpuset_mems;
+    }
+    return {};
+}
+
 Result<spec::Resources> resources_from(const UpdateFlags& flags) {
     MR_ASSIGN(spec::Resources resources, read_resources(flags.resources_file));
     auto& memory = resources.memory;
@@ -72,34 +117,7 @@ Result<spec::Resources> resources_from(const UpdateFlags& flags) {
         }
         memory->swap = bytes;
     }
-    auto& cpu = resources.cpu;
-    auto cpu_part = [&cpu]() -> spec::CpuResources& {
-        if (!cpu) {
-            cpu.emplace();
-        }
-        return *cpu;
-    };
-    if (flags.cpu_shares) {
-        cpu_part().shares = *flags.cpu_shares;
-    }
-    if (flags.cpu_quota) {
-        cpu_part().quota = *flags.cpu_quota;
-    }
-    if (flags.cpu_period) {
-        cpu_part().period = *flags.cpu_period;
-    }
-    if (flags.cpu_rt_runtime) {
-        cpu_part().realtime_runtime = *flags.cpu_rt_runtime;
-    }
-    if (flags.cpu_rt_period) {
-        cpu_part().realtime_period = *flags.cpu_rt_period;
-    }
-    if (flags.cpuset_cpus) {
-        cpu_part().cpus = *flags.cpuset_cpus;
-    }
-    if (flags.cpuset_mems) {
-        cpu_part().mems = *flags.cpuset_mems;
-    }
+    MR_TRY(apply_cpu_flags(flags, resources.cpu));
     if (flags.pids_limit) {
         resources.pids.emplace().limit = *flags.pids_limit;
     }
@@ -131,6 +149,9 @@ CommandRunner add_update_command(CLI::App& app, GlobalOptions& global) {
     command->add_option("--cpu-share,--cpu-shares", flags->cpu_shares, "CPU shares (weight)");
     command->add_option("--cpu-quota", flags->cpu_quota, "CPU CFS quota in microseconds");
     command->add_option("--cpu-period", flags->cpu_period, "CPU CFS period in microseconds");
+    command->add_option("--cpu-burst", flags->cpu_burst,
+                        "CPU CFS burst in microseconds, on top of the quota");
+    command->add_option("--cpu-idle", flags->cpu_idle, "1: the cgroup is SCHED_IDLE; 0: it is not");
     command->add_option("--cpu-rt-runtime", flags->cpu_rt_runtime, "realtime runtime (us)");
     command->add_option("--cpu-rt-period", flags->cpu_rt_period, "realtime period (us)");
     command->add_option("--cpuset-cpus", flags->cpuset_cpus, "CPUs to run on (0-3, 0,1)");

@@ -231,23 +231,12 @@ Status record_cgroups(Run& r) {
 }
 
 Status make_cgroups(Run& r) {
-    // create() refuses a cgroup already in use, without touching it: only once it
-    // succeeded are the directories ours to remove again.
-    auto made = r.cgroup.create();
-    if (!made) {
-        return made.error().wrap("linux.cgroupsPath");
-    }
+    // create() refuses a cgroup already in use (processes in it, or frozen), without
+    // touching it: only once it succeeded are the directories ours to remove again.
+    MR_TRY_WRAP(r.cgroup.create(), "linux.cgroupsPath");
     r.pending_cgroup.emplace(r.cgroup);
     // The init binds these for the "cgroup" mount entry without looking them up again.
     r.cgroup_binds = runtime::mount::planned_cgroup_binds(r.created.plan, r.cgroup_host, r.cgroup);
-    if (*made > 0) {
-        // runc's warning, word for word: tools and people look for it.
-        log::warning(cat("container's cgroup is not empty: ", *made, " process(es) found"));
-        r.created.record.cgroup_shared = true;
-        MR_TRY(r.created.dir.save(r.created.record));
-        MR_TRY(r.created.dir.save_recovery(r.created.record));
-        r.pending_cgroup->commit(); // not ours to remove
-    }
     return {};
 }
 
@@ -444,6 +433,10 @@ Status hand_over_terminal(Run& r) {
     return runtime::hand_over_terminal(r.options.console_socket, r.created.console_master);
 }
 
+Status hand_over_pidfd(Run& r) {
+    return runtime::hand_over_pidfd(r.options.pidfd_socket, r.created.record.pid); // spawn.cpp
+}
+
 Status write_pid_file(Run& r) {
     if (r.options.pid_file.empty()) {
         return {};
@@ -471,7 +464,7 @@ constexpr auto kParent = runtime::Taker::create;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan",
      "config.json -> spec model -> plan: every decision, no effect; final from here (socket "
@@ -555,6 +548,8 @@ constexpr std::array<runtime::Step<Run>, 29> kCreateRecipe = {{
      "copy-on-write",
      kParent, record_the_init},
     {"hand over the terminal", "to --console-socket", kParent, hand_over_terminal},
+    {"hand over a pidfd", "to --pidfd-socket, while the init is still our unreaped child", kParent,
+     hand_over_pidfd},
     {"write the pid file", "last: a pid file means the container exists", kParent, write_pid_file},
     {"commit", "nothing is undone from here", kParent, commit},
 }};

@@ -342,6 +342,10 @@ Status hand_over_terminal(Run& r) {
     return runtime::hand_over_terminal(r.options.console_socket, r.master); // spawn.cpp
 }
 
+Status hand_over_pidfd(Run& r) {
+    return runtime::hand_over_pidfd(r.options.pidfd_socket, r.child.get()); // spawn.cpp
+}
+
 Status write_pid_file(Run& r) {
     if (r.options.pid_file.empty()) {
         return {};
@@ -353,7 +357,7 @@ constexpr auto kExec = runtime::Taker::exec;
 
 // exec's recipe: what can be checked first, then what the process joins is opened (the
 // container's namespaces, its cgroup files), then the process is planned and cloned.
-constexpr std::array<runtime::Step<Run>, 13> kExecRecipe = {{
+constexpr std::array<runtime::Step<Run>, 14> kExecRecipe = {{
     {"open the container",
      "locked while it is looked at: its state, its saved config (whose seccomp filter and "
      "limits apply to every process in it) and the process to run",
@@ -396,6 +400,8 @@ constexpr std::array<runtime::Step<Run>, 13> kExecRecipe = {{
     {"serve the process until exec", "take the pty; its end of stream is the exec", kExec,
      serve_the_process},
     {"hand over the terminal", "to --console-socket", kExec, hand_over_terminal},
+    {"hand over a pidfd", "to --pidfd-socket, while the process is still our unreaped child", kExec,
+     hand_over_pidfd},
     {"write the pid file", "last: a pid file means the process runs", kExec, write_pid_file},
 }};
 

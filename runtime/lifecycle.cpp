@@ -464,19 +464,59 @@ Result<std::string> container_state(const std::string& root, const std::string& 
     return state::oci_state_json(container.record, container.status);
 }
 
+namespace {
+
+// runc 1.3's Container.Signal: SIGKILL to a container without a PID namespace of its own
+// kills every process in its cgroups, also once its init is gone (the container is then
+// stopped, but what the init left there is still the container's: kill.bats "kill KILL
+// [host pidns + init gone]"). With its own PID namespace the kernel does that when the
+// init dies. runc tests the config's namespace list, a joined PID namespace counting as
+// its own (IsPrivate), and so do we.
+bool kills_every_process(const runtime::Opened& container, int signal) {
+    if (signal != SIGKILL) {
+        return false;
+    }
+    auto spec = runtime::saved_spec_for(container.dir, {"namespaces"});
+    if (!spec) {
+        return false; // a damaged config: the init alone, as before
+    }
+    return std::none_of(
+        spec->linux.namespaces.begin(), spec->linux.namespaces.end(),
+        [](const spec::Namespace& ns) { return ns.type == spec::NamespaceType::pid; });
+}
+
+// Each process of the container but a live init, with the cgroups frozen meanwhile where
+// they can be (runc's signalAllProcesses): a process forked between the listing and the
+// signals would otherwise escape. A paused container stays frozen.
+void signal_all_but_init(const runtime::Opened& container, int signal, bool alive) {
+    std::optional<runtime::cgroup::Cgroup> frozen;
+    if (!container.record.cgroup_paths.empty() && container.status != state::Status::paused) {
+        auto cgroup = runtime::cgroup::Cgroup::from_paths(container.record.cgroup_paths);
+        if (cgroup.freeze()) {
+            frozen.emplace(std::move(cgroup));
+        }
+    }
+    for (const runtime::ProcessRef& process : runtime::processes_of(container.record)) {
+        if (process.pid != container.record.pid || !alive) {
+            (void)runtime::signal_process(process, signal); // ESRCH: exited meanwhile
+        }
+    }
+    if (frozen) {
+        (void)frozen->thaw();
+    }
+}
+
+} // namespace
+
 Status kill_container(const std::string& root, const std::string& id, int signal, bool all) {
     MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id));
     bool alive =
         container.status != state::Status::stopped && container.status != state::Status::creating;
-    if (all) {
+    if (all || kills_every_process(container, signal)) {
         // Also for a stopped container: whatever its init left behind in its cgroups is still
         // its own. Without cgroups a stopped container has nothing left to find (runc 1.1:
         // "stopped and no cgroup" is success); the recorded pid is never used then.
-        for (const runtime::ProcessRef& process : runtime::processes_of(container.record)) {
-            if (process.pid != container.record.pid || !alive) {
-                (void)runtime::signal_process(process, signal); // ESRCH: exited meanwhile
-            }
-        }
+        signal_all_but_init(container, signal, alive);
         if (!alive) {
             return {};
         }
@@ -525,57 +565,6 @@ Status delete_container(const std::string& root, const std::string& id, bool for
     auto spec = runtime::saved_spec_for(container.dir, {"poststop", "intelRdt"});
     return runtime::destroy(container, spec ? *spec : spec::Spec{}, force,
                             spec ? nullptr : &spec.error());
-}
-
-Result<std::vector<ContainerSummary>> list_containers(const std::string& root) {
-    MR_ASSIGN(std::vector<std::string> ids, state::list_ids(root));
-    std::vector<ContainerSummary> out;
-    for (const std::string& id : ids) {
-        auto dir = state::StateDir::open(root, id);
-        if (!dir) {
-            continue;
-        }
-        auto record = dir->load();
-        if (!record) {
-            // Listed, so that it is seen and can be deleted; the reason goes to stderr.
-            if (record.error().errno_value() == state::kCorrupt) {
-                log::warning(record.error().message());
-                out.push_back({id, 0, "corrupt", "", "", ""});
-            }
-            continue; // otherwise being created or deleted right now
-        }
-        state::Status status = dir->status_of(*record);
-        out.push_back({id, status == state::Status::stopped ? 0 : record->pid,
-                       std::string(state::status_name(status)), record->bundle, record->created,
-                       record->owner});
-    }
-    return out;
-}
-
-Result<std::string> list_containers_json(const std::string& root) {
-    MR_ASSIGN(std::vector<std::string> ids, state::list_ids(root));
-    std::string out = "[";
-    for (const std::string& id : ids) {
-        auto dir = state::StateDir::open(root, id);
-        auto record = dir ? dir->load() : Result<state::Record>(dir.error());
-        if (record) {
-            out += out.size() > 1 ? "," : "";
-            out += state::list_entry_json(*record, dir->status_of(*record));
-        } else if (record.error().errno_value() == state::kCorrupt) {
-            // No state object can be made of it; engines parse every entry as one.
-            log::warning(record.error().message());
-        }
-    }
-    return out + "]";
-}
-
-Result<std::vector<pid_t>> container_pids(const std::string& root, const std::string& id) {
-    MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id, runtime::Access::read));
-    std::vector<pid_t> pids;
-    for (const runtime::ProcessRef& process : runtime::processes_of(container.record)) {
-        pids.push_back(process.pid);
-    }
-    return pids;
 }
 
 } // namespace minirun

@@ -1,9 +1,13 @@
-// `ps ID [ARGS...]`: ps(1) run on the host with the caller's arguments, its table narrowed
-// down to the container's processes, as runc's `ps` does (its default arguments, "-ef",
-// too). The container's processes are its cgroup's; which columns to show is ps's business.
+// What there is: `list` (the containers under a root) and `ps ID [ARGS...]`: ps(1) run on
+// the host with the caller's arguments, its table narrowed down to the container's
+// processes, as runc's `ps` does (its default arguments, "-ef", too). The container's
+// processes are its cgroup's; which columns to show is ps's business.
+#include "lifecycle.hpp"
 #include "minirun/fd.hpp"
+#include "minirun/log.hpp"
 #include "minirun/runtime.hpp"
 #include "mountinfo.hpp"
+#include "state.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -108,6 +112,57 @@ Result<std::string> container_ps(const std::string& root, const std::string& id,
     }
     MR_ASSIGN(std::string output, output_of(argv));
     return filter_ps_output(output, pids);
+}
+
+Result<std::vector<ContainerSummary>> list_containers(const std::string& root) {
+    MR_ASSIGN(std::vector<std::string> ids, state::list_ids(root));
+    std::vector<ContainerSummary> out;
+    for (const std::string& id : ids) {
+        auto dir = state::StateDir::open(root, id);
+        if (!dir) {
+            continue;
+        }
+        auto record = dir->load();
+        if (!record) {
+            // Listed, so that it is seen and can be deleted; the reason goes to stderr.
+            if (record.error().errno_value() == state::kCorrupt) {
+                log::warning(record.error().message());
+                out.push_back({id, 0, "corrupt", "", "", ""});
+            }
+            continue; // otherwise being created or deleted right now
+        }
+        state::Status status = dir->status_of(*record);
+        out.push_back({id, status == state::Status::stopped ? 0 : record->pid,
+                       std::string(state::status_name(status)), record->bundle, record->created,
+                       record->owner});
+    }
+    return out;
+}
+
+Result<std::string> list_containers_json(const std::string& root) {
+    MR_ASSIGN(std::vector<std::string> ids, state::list_ids(root));
+    std::string out = "[";
+    for (const std::string& id : ids) {
+        auto dir = state::StateDir::open(root, id);
+        auto record = dir ? dir->load() : Result<state::Record>(dir.error());
+        if (record) {
+            out += out.size() > 1 ? "," : "";
+            out += state::list_entry_json(*record, dir->status_of(*record));
+        } else if (record.error().errno_value() == state::kCorrupt) {
+            // No state object can be made of it; engines parse every entry as one.
+            log::warning(record.error().message());
+        }
+    }
+    return out + "]";
+}
+
+Result<std::vector<pid_t>> container_pids(const std::string& root, const std::string& id) {
+    MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id, runtime::Access::read));
+    std::vector<pid_t> pids;
+    for (const runtime::ProcessRef& process : runtime::processes_of(container.record)) {
+        pids.push_back(process.pid);
+    }
+    return pids;
 }
 
 } // namespace minirun

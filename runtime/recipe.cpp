@@ -508,12 +508,12 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
     both<find_home>(
         "HOME from /etc/passwd",
         "when the config has none (runc); read while root, the user may not be able to"),
-    split(
-        "drop privileges",
-        "LSM labels, seccomp (when no_new_privs is off), bounding set, keep-caps, groups/gid/uid, "
-        "capset and ambient, no_new_privs: in that order (security.cpp); nothing above would be "
-        "allowed after it",
-        drop_init_privileges, drop_privileges),
+    split("drop privileges",
+          "LSM labels, seccomp (when no_new_privs is off: it needs CAP_SYS_ADMIN then), bounding "
+          "set, keep-caps, groups/gid/uid, capset and ambient, no_new_privs: in that order "
+          "(security.cpp); nothing above would be allowed after it. Under an early filter every "
+          "call from here on is one a 2014 profile allows, or falls back (issue 38)",
+          drop_init_privileges, drop_privileges),
     both<set_umask>("umask", "process.user.umask, now that mini-run creates nothing more"),
     both<enter_cwd_as_user>("cwd as the user", "if root was refused it"),
     both<find_executable>(
@@ -529,13 +529,15 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
     init_only<wait_for_start_here>(
         "wait for start", "until `start` writes exec.fifo (with the exec gate, the gate waits)"),
     split("prepare the exec",
-          "argv, env, fds marked close-on-exec: everything of ours before the filter",
+          "argv, env, fds marked close-on-exec: everything of ours before the filter; under an "
+          "early one, a refused close_range falls back to fcntl on each fd of /proc/self/fd",
           prepare_init_exec, prepare_exec),
     both<restore_signal_mask>("signal mask", "the mask the user's process starts with"),
     both<load_seccomp>(
         "seccomp filter",
         "as late as possible, so that none of mini-run's own work runs under it; from here on "
-        "the only system call of ours is the exec",
+        "the only system call of ours is the exec (the gate's execveat, or through "
+        "/proc/self/fd where the profile refuses execveat)",
         true),
     init_only<start_container_hooks>(
         "startContainer hooks",

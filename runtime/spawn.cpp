@@ -5,6 +5,9 @@
 #include "process/terminal.hpp"
 #include "security/exec_gate.hpp"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
 
 namespace minirun::runtime {
@@ -55,6 +58,20 @@ Status hand_over_terminal(const std::string& console_socket, UniqueFd& master) {
     MR_TRY(terminal::send_to_console_socket(console_socket, master.get()));
     master.reset();
     return {};
+}
+
+Status hand_over_pidfd(const std::string& pidfd_socket, pid_t pid) {
+    if (pidfd_socket.empty()) {
+        return {};
+    }
+    // Our child, not reaped yet: the pid cannot have been reused, so the pidfd is its.
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd) {
+        // runc: "--pidfd-socket requires >= v5.3 kernel"
+        return Error::from_errno(cat("--pidfd-socket: pidfd_open ", pid));
+    }
+    // "pidfd": the name runc's sendPidFD gives the file (utils.SendFile).
+    return terminal::send_to_socket(pidfd_socket, pidfd.get(), "pidfd", "--pidfd-socket");
 }
 
 } // namespace minirun::runtime

@@ -52,4 +52,10 @@ Error child_error_or(ParentEnd& sync, const Error& fallback);
 // Hands the pty's master to --console-socket (when there is one) and closes ours.
 Status hand_over_terminal(const std::string& console_socket, UniqueFd& master);
 
+// --pidfd-socket (runc 1.2+): a pidfd of `pid` (the init for create and run, the new
+// process for exec), sent over the unix socket at `pidfd_socket` as SCM_RIGHTS, so that
+// the caller can signal and wait for exactly that process, whatever reuses its pid later.
+// Nothing without a socket.
+Status hand_over_pidfd(const std::string& pidfd_socket, pid_t pid);
+
 } // namespace minirun::runtime

@@ -13,7 +13,7 @@
 namespace minirun::runtime {
 namespace {
 
-constexpr std::array<StepGuide, 83> kGuides = {{
+constexpr std::array<StepGuide, 84> kGuides = {{
     // The runtime: `create` (create.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
@@ -91,6 +91,8 @@ constexpr std::array<StepGuide, 83> kGuides = {{
      "mini-run --root {root} state {id}"},
     {"hand over the terminal", "sendmsg(SCM_RIGHTS) of the pty's master to --console-socket",
      "nothing", ""},
+    {"hand over a pidfd", "pidfd_open, then sendmsg(SCM_RIGHTS) of it to --pidfd-socket", "nothing",
+     ""},
     {"write the pid file", "write of --pid-file, then rename", "nothing", ""},
     {"commit", "none: from here nothing is undone", "nothing", "mini-run --root {root} list"},
 
@@ -200,13 +202,15 @@ constexpr std::array<StepGuide, 83> kGuides = {{
      "grep -E '^(Uid|Gid|Groups|Cap|NoNewPrivs)' /proc/{pid}/status"},
     {"umask", "umask(process.user.umask)", "nothing", ""},
     {"cwd as the user", "chdir(process.cwd), if root could not", "nothing", ""},
-    {"find the executable", "faccessat along PATH, as the final user", "nothing", ""},
+    {"find the executable", "stat along PATH, as the final user", "nothing", ""},
     {"clear the parent death signal", "prctl(PR_SET_PDEATHSIG, 0)", "nothing", ""},
     {"report created", "sendmsg on the sync socket", "nothing: `create` returns after this",
      "mini-run --root {root} state {id}"},
     {"wait for start", "open of exec.fifo, which blocks until `start` opens it to write", "nothing",
      "ls -l {state}/exec.fifo"},
-    {"prepare the exec", "fcntl(FD_CLOEXEC) on mini-run's fds; argv and env built",
+    {"prepare the exec",
+     "close_range(CLOSE_RANGE_CLOEXEC) on mini-run's fds (refused: fcntl(FD_CLOEXEC) on each of "
+     "/proc/self/fd); argv and env built",
      "the runtime's fds: none reaches the container's process", "ls -l /proc/{pid}/fd"},
     {"signal mask", "rt_sigprocmask(SIG_SETMASK)", "nothing",
      "grep -E '^Sig(Blk|Ign)' /proc/{pid}/status"},

@@ -1,13 +1,17 @@
 #include "fs.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <array>
 #include <climits>
+#include <cstddef>
 #include <cstdlib>
 #include <vector>
 
@@ -379,6 +383,51 @@ Result<std::string> real_path(const std::string& path) {
         return Error::from_errno(quoted(path));
     }
     return std::string(buffer.data());
+}
+
+int cloexec_fds_from(int first) {
+    int dir = static_cast<int>(
+        ::syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir < 0) {
+        return errno;
+    }
+    // The container's /proc, mounted by us: still, an fd listing that is not a procfs
+    // would leave the caller's fds open while claiming they were marked.
+    struct statfs info {};
+    if (::fstatfs(dir, &info) < 0 || info.f_type != PROC_SUPER_MAGIC) {
+        ::close(dir);
+        return ENOTSUP;
+    }
+    // linux_dirent64, read raw: readdir(3) allocates.
+    alignas(8) std::array<char, 4096> buffer{};
+    int error = 0;
+    for (;;) {
+        long got = ::syscall(SYS_getdents64, dir, buffer.data(), buffer.size());
+        if (got <= 0) {
+            error = got < 0 ? errno : 0;
+            break;
+        }
+        for (long at = 0; at < got;) {
+            const char* entry = buffer.data() + at;
+            unsigned short length = 0;
+            __builtin_memcpy(&length, entry + offsetof(dirent64, d_reclen), sizeof(length));
+            const char* name = entry + offsetof(dirent64, d_name);
+            at += length;
+            int fd = 0;
+            bool number = *name != '\0';
+            for (; *name != '\0'; ++name) {
+                number = number && *name >= '0' && *name <= '9' && fd < 100000000;
+                fd = number ? fd * 10 + (*name - '0') : 0;
+            }
+            // EBADF: an fd of the listing that closed meanwhile (none of ours can).
+            if (number && fd >= first && fd != dir && ::fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 &&
+                errno != EBADF) {
+                error = errno;
+            }
+        }
+    }
+    ::close(dir);
+    return error;
 }
 
 } // namespace minirun::fs

@@ -61,6 +61,14 @@ Status write_all(int fd, std::string_view content, std::string_view what);
 // fails, EFBIG "<what>: larger than <limit> bytes" once more than `limit` bytes came.
 Result<std::string> read_all(int fd, std::string_view what, size_t limit = SIZE_MAX);
 
+// Marks every open fd >= `first` close-on-exec, one fcntl(F_SETFD) per entry of
+// /proc/self/fd (a procfs, checked): the fallback for close_range(CLOSE_RANGE_CLOEXEC)
+// where a seccomp profile older than the call refuses it (runc's fdRangeFrom does the
+// same). The listing's own fd is skipped (it is closed on return). Only raw system calls
+// that any profile allows since 2014 (openat, fstatfs, getdents64, fcntl, close), no
+// allocation: async-signal-safe, usable in a forked child. 0, or the errno of the failure.
+int cloexec_fds_from(int first);
+
 // realpath(3) as a Result.
 Result<std::string> real_path(const std::string& path);
 

@@ -26,13 +26,12 @@ Json default_process() {
         {"env",
          {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm"}},
         {"cwd", "/"},
-        // runc's sets, ambient included: the ambient set is skipped with a warning when the
-        // inheritable set does not hold it too (capabilities.cpp), as runc and crun do.
+        // runc 1.3's sets: no inheritable and no ambient set (runc 1.2 dropped the ambient
+        // set of its example, which without the inheritable one was skipped anyway).
         {"capabilities",
          {{"bounding", capability_set()},
           {"effective", capability_set()},
-          {"permitted", capability_set()},
-          {"ambient", capability_set()}}},
+          {"permitted", capability_set()}}},
         {"rlimits", Json::array({{{"type", "RLIMIT_NOFILE"}, {"hard", 1024}, {"soft", 1024}}})},
         {"noNewPrivileges", true},
     };
@@ -76,7 +75,7 @@ Json default_mounts(bool rootless) {
     return mounts;
 }
 
-Json default_linux(bool rootless, uint32_t host_uid, uint32_t host_gid) {
+Json default_linux(bool rootless, uint32_t host_uid, uint32_t host_gid, bool cgroup_namespace) {
     Json linux = Json::object();
     Json namespaces = Json::array();
     if (rootless) {
@@ -86,17 +85,26 @@ Json default_linux(bool rootless, uint32_t host_uid, uint32_t host_gid) {
             Json::array({{{"containerID", 0}, {"hostID", host_gid}, {"size", 1}}});
         // No network namespace (an unprivileged user could not give it any connectivity) and
         // no cgroup namespace (a rootless container gets no cgroup of its own to root it at).
-        for (const char* type : {"pid", "ipc", "uts", "mount", "user"}) {
+        // The cgroup namespace on cgroup v2, as runc's ToRootless keeps it: the init's own
+        // cgroup is its root.
+        for (const char* type : {"pid", "ipc", "uts", "mount"}) {
             namespaces.push_back({{"type", type}});
         }
+        if (cgroup_namespace) {
+            namespaces.push_back({{"type", "cgroup"}});
+        }
+        namespaces.push_back({{"type", "user"}});
     } else {
         // Deny all device access in the cgroup; the runtime allows the default devices.
         linux["resources"] = {
             {"devices", Json::array({{{"allow", false}, {"access", "rwm"}}})},
         };
-        // runc's list: no cgroup namespace (runc spec leaves it to the user).
+        // runc's list; runc 1.3 adds a cgroup namespace where the host has cgroup v2 alone.
         for (const char* type : {"pid", "network", "ipc", "uts", "mount"}) {
             namespaces.push_back({{"type", type}});
+        }
+        if (cgroup_namespace) {
+            namespaces.push_back({{"type", "cgroup"}});
         }
     }
     linux["namespaces"] = std::move(namespaces);
@@ -195,14 +203,15 @@ std::string default_seccomp_json() {
 }
 
 std::string default_spec_json(bool rootless, uint32_t host_uid, uint32_t host_gid,
-                              bool with_seccomp) {
+                              bool with_seccomp, bool cgroup_namespace) {
     Json spec = {
-        {"ociVersion", "1.0.2-dev"},
+        // runc 1.3's: the runtime-spec it is built with (specs.Version, v1.2.1).
+        {"ociVersion", "1.2.1"},
         {"process", default_process()},
         {"root", {{"path", "rootfs"}, {"readonly", true}}},
         {"hostname", "mini-run"},
         {"mounts", default_mounts(rootless)},
-        {"linux", default_linux(rootless, host_uid, host_gid)},
+        {"linux", default_linux(rootless, host_uid, host_gid, cgroup_namespace)},
     };
     if (with_seccomp) {
         spec["linux"]["seccomp"] = default_seccomp();

@@ -113,7 +113,8 @@ Status parse_cpu(const Node& node, CpuResources& cpu) {
 
 Status parse_pids(const Node& node, PidsResources& pids) {
     MR_TRY(expect_object(node));
-    return required_field(node, "limit", pids.limit);
+    // Optional since runtime-spec 1.3 (a config with `"pids": {}` sets nothing).
+    return field(node, "limit", pids.limit);
 }
 
 // blkio.weight / io.bfq.weight range. 0 is accepted as "not set": runc and Docker use it so.

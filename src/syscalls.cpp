@@ -172,6 +172,12 @@ public:
         return check_syscall(static_cast<int>(::syscall(SYS_close_range, first, last, flags)),
                              "close_range");
     }
+    Status cloexec_fds_from(unsigned int first) override {
+        if (int error = fs::cloexec_fds_from(static_cast<int>(first)); error != 0) {
+            return Error::from_errno(error, "mark each fd in /proc/self/fd close-on-exec");
+        }
+        return {};
+    }
     void set_signal_mask(const sigset_t& mask) override {
         ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     }

@@ -147,6 +147,9 @@ public:
     virtual Result<int> seccomp_set_filter(unsigned int flags, const sock_fprog& program) = 0;
     // close_range(2).
     virtual Status close_range(unsigned int first, unsigned int last, unsigned int flags) = 0;
+    // fcntl(F_SETFD, FD_CLOEXEC) on each fd >= `first` listed in /proc/self/fd
+    // (fs::cloexec_fds_from): where close_range is refused.
+    virtual Status cloexec_fds_from(unsigned int first) = 0;
     virtual void set_signal_mask(const sigset_t& mask) = 0;
     // Scheduling of the calling process: sched_setattr(0, attr, 0); ioprio_set(
     // IOPRIO_WHO_PROCESS, 0, value), value = class << 13 | level; sched_setaffinity(0) to

@@ -33,6 +33,7 @@ struct CreateOptions {
     std::string config;          // --config (crun's): another file than <bundle>/config.json
     std::string pid_file;        // written atomically: decimal pid, no newline
     std::string console_socket;  // receives the pty master when process.terminal is set
+    std::string pidfd_socket;    // receives a pidfd of the init (runc's --pidfd-socket)
     int preserve_fds = 0;        // fds 3 .. 3+N-1 are passed to the container
     bool systemd_cgroup = false; // linux.cgroupsPath is "slice:prefix:name"
     bool no_cgroups = false;     // --cgroup-manager disabled: stay in the caller's cgroups
@@ -78,6 +79,7 @@ struct ExecOptions {
     bool detach = false;
     std::string pid_file;
     std::string console_socket;
+    std::string pidfd_socket; // receives a pidfd of the new process (runc's --pidfd-socket)
     int preserve_fds = 0;
     // Run it in a paused container too (it stays frozen until `resume`), as runc's
     // --ignore-paused.

@@ -212,8 +212,10 @@ struct CpuResources {
     std::optional<int64_t> idle;
 };
 
+// runtime-spec 1.3: `limit` is optional (absent: pids.max is left as it is), and every
+// value is a limit: 0 is none at all, a negative one "max" (cgroup_pids.cpp says why).
 struct PidsResources {
-    int64_t limit = 0;
+    std::optional<int64_t> limit;
 };
 
 struct BlockIoDeviceWeight {
@@ -385,9 +387,10 @@ Result<Resources> parse_resources(std::string_view json_text, std::string_view s
 
 // The default config.json `mini-run spec` writes: like runc's, running "sh" in a busybox
 // rootfs at "rootfs". `rootless` adds a user namespace mapping the caller's uid and gid;
-// `with_seccomp` adds default_seccomp_json() as linux.seccomp.
+// `with_seccomp` adds default_seccomp_json() as linux.seccomp; `cgroup_namespace` (a host
+// on cgroup v2 alone, as runc's IsCgroup2UnifiedMode decides) adds a cgroup namespace.
 std::string default_spec_json(bool rootless, uint32_t host_uid, uint32_t host_gid,
-                              bool with_seccomp = false);
+                              bool with_seccomp = false, bool cgroup_namespace = false);
 
 // A linux.seccomp object (JSON text): allow everything but the syscalls that act on the
 // host kernel or on host-wide state (modules, kexec, clocks, keyring, bpf, ...), which fail

@@ -101,10 +101,18 @@ Status copy_cpuset_from_parent(const std::string& dir) {
     return {};
 }
 
-// An existing cgroup may be reused (runc allows it), but not a frozen one: joining it would
-// hang the container's init. One that holds processes already is shared with them (runc
-// warns and goes on, and so do we: the caller is told how many there are).
-Result<size_t> processes_in_existing(const std::string& key, const std::string& dir) {
+// An existing cgroup may be reused (runc allows it) when it is empty and not frozen. One
+// that holds processes (in it or below it) is refused, as runc 1.2+ refuses it where 1.1
+// warned and shared it (opencontainers/runc#3132: its limits, pause, kill and delete
+// would act on the other processes too): runc's words, which tools look for. A frozen one
+// would hang the container's init. runc checks in that order.
+Status check_existing(const std::string& key, const std::string& dir) {
+    std::vector<pid_t> pids;
+    MR_TRY(collect_pids(dir, pids));
+    if (!pids.empty()) {
+        return Error(EBUSY,
+                     cat("container's cgroup is not empty: ", pids.size(), " process(es) found"));
+    }
     bool frozen = false;
     if (is_v2_key(key)) {
         auto state = files::read(dir, "cgroup.freeze");
@@ -117,9 +125,7 @@ Result<size_t> processes_in_existing(const std::string& key, const std::string& 
         // runc's words, which its users look for.
         return Error(EBUSY, cat("container's cgroup unexpectedly frozen: ", quoted(dir)));
     }
-    std::vector<pid_t> pids;
-    MR_TRY(collect_pids(dir, pids));
-    return pids.size();
+    return {};
 }
 
 // What a directory needs once it is there: a v1 cpuset one made just now gets its parent's
@@ -191,13 +197,12 @@ Status write_controller(const files::Places& at, const controllers::Controller& 
 
 } // namespace
 
-Result<size_t> Cgroup::create() {
+Status Cgroup::create() {
     // Each directory is made straight away (usually none exists: one mkdir each, no stat
     // before or after), and one that exists is checked; only then is anything written to
     // any of them. What this call made is removed again when a directory is refused or
     // cannot be made, so that a refused create leaves nothing behind: the caller only owns
     // (and removes) the cgroups once create() succeeded.
-    size_t found = 0;
     std::vector<std::string> made;
     struct Settle {
         const std::string* key;
@@ -205,7 +210,7 @@ Result<size_t> Cgroup::create() {
         bool made;
     };
     std::vector<Settle> to_settle;
-    auto undo = [&made](const Error& error) -> Result<size_t> {
+    auto undo = [&made](const Error& error) -> Status {
         while (!made.empty()) { // the last made first
             if (::rmdir(made.back().c_str()) != 0 && errno != ENOENT) {
                 log::warning(cat("undo a failed create: remove cgroup ", made.back(), ": ",
@@ -220,11 +225,9 @@ Result<size_t> Cgroup::create() {
             made.push_back(dir);
             to_settle.push_back({&key, &dir, true});
         } else if (errno == EEXIST) {
-            auto here = processes_in_existing(key, dir);
-            if (!here) {
-                return undo(here.error());
+            if (Status usable = check_existing(key, dir); !usable) {
+                return undo(usable.error());
             }
-            found = std::max(found, *here);
             to_settle.push_back({&key, &dir, false});
         } else if (errno == ENOENT) {
             // A parent is missing (cgroupsPath /a/b, no /a yet): made level by level.
@@ -244,7 +247,7 @@ Result<size_t> Cgroup::create() {
             return undo(settled.error());
         }
     }
-    return found;
+    return {};
 }
 
 Status Cgroup::apply(const spec::Resources& resources, bool updating) {

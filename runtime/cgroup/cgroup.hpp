@@ -98,8 +98,8 @@ struct RequestedController {
 // What a container's limits need (cgroup_rootless.cpp); device rules are not limits here.
 std::vector<RequestedController> requested_controllers(const spec::Resources& resources);
 
-// runc's conversion of cpu shares (v1, 2..262144) to cpu.weight (v2, 1..10000)
-// (cgroup_cpu.cpp).
+// runc 1.3.2+'s (and crun 1.23+'s) conversion of cpu shares (v1, 2..262144) to cpu.weight
+// (v2, 1..10000): 1024 -> 100 (cgroup_cpu.cpp).
 uint64_t shares_to_weight(uint64_t shares);
 // runc's conversion of a blkio weight (v1, 10..1000) to io.weight (v2, 1..10000)
 // (cgroup_blkio.cpp).
@@ -155,11 +155,11 @@ public:
 
     // mkdir -p in every hierarchy (v1 cpuset: cpus and mems copied down from the parent
     // when empty, or nothing could join; v2: the needed controllers enabled in every
-    // ancestor's cgroup.subtree_control). An existing cgroup that is frozen is an error
-    // ("container's cgroup unexpectedly frozen", runc's words). Returns how many processes
-    // an existing one already holds (0 for a new or an empty one): the container then
-    // shares it with them.
-    Result<size_t> create();
+    // ancestor's cgroup.subtree_control). An existing cgroup is used only when it is empty
+    // and not frozen; otherwise, in runc 1.3's words, "container's cgroup is not empty: N
+    // process(es) found" or "container's cgroup unexpectedly frozen", and what this call
+    // made is removed again.
+    Status create();
     // Writes every value `resources` sets, devices included when the list is not empty
     // (callers pass effective_device_rules() at create; `update` leaves devices alone).
     // `updating`: called by `update` on a running

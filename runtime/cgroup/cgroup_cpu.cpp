@@ -11,18 +11,46 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <numbers>
 
 namespace minirun::runtime::cgroup {
 
+namespace {
+
+// Go's math.Log2, which the conversion below is defined with: exact for powers of two
+// (1024 must give exactly 10, or 100 would round up to 101), log(frac)/ln 2 + exp otherwise.
+double go_log2(double value) {
+    int exponent = 0;
+    double fraction = std::frexp(value, &exponent);
+    if (fraction == 0.5) {
+        return exponent - 1;
+    }
+    return std::log(fraction) * (1 / std::numbers::ln2) + exponent;
+}
+
+} // namespace
+
 uint64_t shares_to_weight(uint64_t shares) {
+    // 0: not set. v1 shares run 2..262144, v2 weights 1..10000. The linear map runc used
+    // until 1.3.1 (1 + (shares - 2) * 9999 / 262142) sent the default 1024 shares to
+    // weight 39, not the default 100, so a container that asked for the default got 39%
+    // of a sibling's CPU (kubernetes#131216). runc 1.3.2+ (opencontainers/cgroups
+    // ConvertCPUSharesToCgroupV2Value) and crun 1.23+ fit a quadratic in log2(shares)
+    // through the three points 2 -> 1, 1024 -> 100, 262144 -> 10000.
     if (shares == 0) {
         return 0;
     }
-    // v1 shares run 2..262144, v2 weights 1..10000; runc maps the ranges linearly.
-    shares = std::clamp<uint64_t>(shares, 2, 262144);
-    return 1 + ((shares - 2) * 9999) / 262142;
+    if (shares <= 2) {
+        return 1;
+    }
+    if (shares >= 262144) {
+        return 10000;
+    }
+    double log = go_log2(static_cast<double>(shares));
+    double exponent = (log * log + 125 * log) / 612.0 - 7.0 / 34.0;
+    return static_cast<uint64_t>(std::ceil(std::pow(10, exponent)));
 }
 
 namespace controllers {
@@ -56,6 +84,38 @@ Status cfs_bandwidth_v1(const std::string& dir, const spec::CpuResources& cpu) {
         MR_TRY(write(dir, "cpu.cfs_quota_us", cat(quota)));
         if (period_pending) {
             MR_TRY(write(dir, "cpu.cfs_period_us", cat(period)));
+        }
+    }
+    return {};
+}
+
+// v1's RT bandwidth: cpu.rt_period_us, then cpu.rt_runtime_us, as runc's SetRtSched
+// (opencontainers/cgroups fs/cpu.go). The kernel refuses (EINVAL) a period below the
+// group's current runtime (runtime <= period, sched_rt's tg_rt_schedulable), so raising
+// both works period first, but lowering the period under the old runtime needs the new
+// runtime first: runc then writes the runtime and tries the period again, and so do we.
+// (And the other way round: a runtime above the old period is refused too, which the
+// period-first order avoids.)
+Status rt_bandwidth_v1(const std::string& dir, const spec::CpuResources& cpu) {
+    uint64_t period = cpu.realtime_period.value_or(0);
+    int64_t runtime = cpu.realtime_runtime.value_or(0);
+    bool period_pending = false;
+    if (period != 0) {
+        auto written = write_supported(dir, "cpu.rt_period_us", cat(period),
+                                       "linux.resources.cpu.realtimePeriod");
+        if (!written) {
+            if (written.error().errno_value() != EINVAL || runtime == 0) {
+                return written;
+            }
+            period_pending = true;
+        }
+    }
+    if (runtime != 0) {
+        MR_TRY(write_supported(dir, "cpu.rt_runtime_us", cat(runtime),
+                               "linux.resources.cpu.realtimeRuntime"));
+        if (period_pending) {
+            MR_TRY(write_supported(dir, "cpu.rt_period_us", cat(period),
+                                   "linux.resources.cpu.realtimePeriod"));
         }
     }
     return {};
@@ -118,15 +178,8 @@ bool cpu_wanted(const spec::Resources& resources) {
 
 Status cpu_v1(const std::string& dir, const Request& request) {
     const spec::CpuResources& cpu = *request.resources.cpu;
-    // RT bandwidth first: the period bounds the runtime (runtime <= period).
-    if (cpu.realtime_period && *cpu.realtime_period != 0) {
-        MR_TRY(write_supported(dir, "cpu.rt_period_us", cat(*cpu.realtime_period),
-                               "linux.resources.cpu.realtimePeriod"));
-    }
-    if (cpu.realtime_runtime && *cpu.realtime_runtime != 0) {
-        MR_TRY(write_supported(dir, "cpu.rt_runtime_us", cat(*cpu.realtime_runtime),
-                               "linux.resources.cpu.realtimeRuntime"));
-    }
+    // RT bandwidth first, as runc: a SCHED_RR process may only join with runtime set.
+    MR_TRY(rt_bandwidth_v1(dir, cpu));
     if (cpu.shares && *cpu.shares != 0) {
         MR_TRY(write(dir, "cpu.shares", cat(*cpu.shares)));
         // The kernel clamps shares into 2..262144 silently; runc reports the clamp.

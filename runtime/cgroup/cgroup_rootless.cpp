@@ -47,7 +47,7 @@ std::vector<RequestedController> requested_controllers(const spec::Resources& re
             wanted.push_back({base + (cpu.cpus.empty() ? "cpu.mems" : "cpu.cpus"), "cpuset"});
         }
     }
-    if (resources.pids) {
+    if (resources.pids && resources.pids->limit) {
         wanted.push_back({base + "pids", "pids"});
     }
     if (resources.block_io) {

@@ -166,7 +166,7 @@ std::vector<Hit> no_memory_limit(const spec::Spec& spec) {
 
 std::vector<Hit> no_pids_limit(const spec::Spec& spec) {
     const auto& resources = spec.linux.resources;
-    if (resources && resources->pids && resources->pids->limit > 0) {
+    if (resources && resources->pids && resources->pids->limit.value_or(-1) >= 0) {
         return {};
     }
     return {{"linux.resources.pids.limit", ""}};

@@ -83,6 +83,22 @@ Result<int> ScopedChild::reap() {
     return status;
 }
 
+Result<std::optional<int>> ScopedChild::try_reap() {
+    int status = 0;
+    pid_t got = 0;
+    do {
+        got = ::waitpid(pid_, &status, WNOHANG);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) {
+        return Error::from_errno(cat("wait for process ", std::exchange(pid_, -1)));
+    }
+    if (got == 0) {
+        return std::optional<int>();
+    }
+    pid_ = -1;
+    return std::optional<int>(status);
+}
+
 void ScopedChild::kill_and_reap() {
     if (pid_ > 0) {
         ::kill(pid_, SIGKILL);

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <utility>
 
 namespace minirun::runtime {
@@ -38,6 +39,9 @@ public:
     // Blocks until the child has exited (waitpid, retried on EINTR): its wait status. The
     // child is no longer held afterwards, also when this fails.
     Result<int> reap();
+    // waitpid(WNOHANG): the wait status once the child has exited (it is no longer held
+    // then), nothing while it runs.
+    Result<std::optional<int>> try_reap();
     // SIGKILL, then reap, as the destructor does; nothing without a child. While the child
     // is unreaped its pid cannot belong to anyone else.
     void kill_and_reap();

@@ -1,5 +1,6 @@
 #include "process/hooks.hpp"
 
+#include "fs.hpp"
 #include "minirun/fd.hpp"
 #include "minirun/log.hpp"
 #include "process/child.hpp"
@@ -98,8 +99,16 @@ Result<Pipe> make_pipe(std::string_view purpose) {
     }
     // Whatever the runtime's caller leaked into us (and any fd opened without O_CLOEXEC) must
     // not reach the hook. Marking rather than closing keeps report_fd usable until the exec.
+    // startContainer hooks run under the container's seccomp filter, which may predate
+    // close_range (EPERM, ENOSYS; EINVAL: a kernel before 5.11): each fd of /proc/self/fd.
     if (::syscall(SYS_close_range, STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-        fail(Stage::fds);
+        if (errno != EPERM && errno != ENOSYS && errno != EINVAL) {
+            fail(Stage::fds);
+        }
+        if (int error = fs::cloexec_fds_from(STDERR_FILENO + 1); error != 0) {
+            errno = error;
+            fail(Stage::fds);
+        }
     }
     ::execve(path, argv, envp);
     fail(Stage::exec);
@@ -205,9 +214,14 @@ Status feed_and_wait(ScopedChild& child, UniqueFd stdin_write, std::string_view 
     using Clock = std::chrono::steady_clock;
     // A pidfd becomes readable when the process exits, whatever the caller did with SIGCHLD.
     UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child.get(), 0)));
-    if (!pidfd) {
+    // startContainer hooks run under the container's seccomp filter: a profile older than
+    // pidfd_open (Linux 5.3) refuses it (EPERM, or ENOSYS as runc's seccomp.bats answers).
+    // Then poll in short ticks and ask waitpid(WNOHANG) after each.
+    bool ticking = !pidfd && (errno == EPERM || errno == ENOSYS);
+    if (!pidfd && !ticking) {
         return Error::from_errno("pidfd_open the hook");
     }
+    constexpr int kTickMs = 5;
     std::optional<Clock::time_point> deadline;
     if (timeout) {
         deadline = Clock::now() + std::chrono::seconds(*timeout);
@@ -225,6 +239,13 @@ Status feed_and_wait(ScopedChild& child, UniqueFd stdin_write, std::string_view 
                 return Error(ETIMEDOUT, cat("timed out after ", *timeout, " s"));
             }
             wait_ms = static_cast<int>(std::min<Clock::rep>(left.count(), INT_MAX));
+        }
+        if (ticking) {
+            MR_ASSIGN(std::optional<int> status, child.try_reap());
+            if (status) {
+                return check_wait_status(*status);
+            }
+            wait_ms = wait_ms < 0 ? kTickMs : std::min(wait_ms, kTickMs);
         }
         std::array<pollfd, 2> fds{{{pidfd.get(), POLLIN, 0}, {stdin_write.get(), POLLOUT, 0}}};
         nfds_t count = stdin_write ? 2 : 1;

@@ -177,6 +177,26 @@ Status close_inherited_fds(int preserve_fds, std::vector<int> keep, Syscalls& sy
     return {};
 }
 
+Status mark_inherited_cloexec(unsigned first, Syscalls& sys) {
+    Status ranged = sys.close_range(first, ~0U, CLOSE_RANGE_CLOEXEC);
+    if (ranged) {
+        return {};
+    }
+    int error = ranged.error().errno_value();
+    // Without no_new_privs the container's filter is already on (security.cpp), and a
+    // profile written before close_range (Linux 5.9) refuses it: EPERM (the default action
+    // SCMP_ACT_ERRNO) or ENOSYS (defaultErrnoRet 38, as runc's seccomp.bats and Docker's
+    // profile answer unknown calls). EINVAL: a kernel before 5.11, without
+    // CLOSE_RANGE_CLOEXEC. runc then marks each fd of /proc/self/fd (CloseExecFrom's
+    // fdRangeFrom), and so do we.
+    if (error != EPERM && error != ENOSYS && error != EINVAL) {
+        return Error::from_errno(error, "mark inherited fds close-on-exec");
+    }
+    MR_TRY_WRAP(sys.cloexec_fds_from(first),
+                cat("mark inherited fds close-on-exec (close_range: ", std::strerror(error), ")"));
+    return {};
+}
+
 Status PreparedExec::prepare(const std::string& path, const spec::Process& process,
                              int preserve_fds, std::string_view home, Syscalls& sys,
                              const ExecGate& gate) {
@@ -213,10 +233,9 @@ Status PreparedExec::prepare(const std::string& path, const spec::Process& proce
     // Callers leak fds into runtimes (containerd's shim socket, a shell's fd 10): none may
     // reach the container. Marking them close-on-exec rather than closing them keeps our
     // own sync socket usable to report a failing execve.
-    auto first = static_cast<unsigned>(3 + preserve_fds);
-    MR_TRY(checked(sys.close_range(first, ~0U, CLOSE_RANGE_CLOEXEC),
-                   "mark inherited fds close-on-exec"));
+    MR_TRY(mark_inherited_cloexec(static_cast<unsigned>(3 + preserve_fds), sys));
     // The gate's two fds must outlive its execve; the gate marks them close-on-exec again.
+    // fcntl: allowed by every seccomp profile, and this may run under one already.
     for (int fd : {gate.report_to, gate.start_fifo}) {
         if (gate.program >= 0 && fd >= 0 && ::fcntl(fd, F_SETFD, 0) < 0) {
             return Error::from_errno("keep an fd open for the exec gate");
@@ -252,7 +271,26 @@ Status PreparedExec::run(Syscalls& sys) const {
         // runc: exec /x: exec format error (the gate, exec_gate/stub.cpp, words it the same)
         return Error(error, cat("exec ", path_, ": ", go_error_text(error)));
     }
-    return checked(sys.execve(gate_.program, "", argv_.data(), envp_.data()), "exec the exec gate");
+    Status failed = sys.execve(gate_.program, "", argv_.data(), envp_.data());
+    int error = failed.ok() ? 0 : failed.error().errno_value();
+    if (error == EPERM || error == ENOSYS) {
+        // execveat (Linux 3.19) refused by the container's seccomp filter, which is on by
+        // now: a profile that lacks it (EPERM, or ENOSYS as runc's seccomp.bats answers
+        // unknown calls). The same file through the container's /proc, as glibc's
+        // fexecve falls back; an execve the profile refuses fails the container anyway.
+        Status again =
+            sys.execve(-1, cat("/proc/self/fd/", gate_.program), argv_.data(), envp_.data());
+        if (again.ok()) {
+            return {}; // only a fake's execve returns without an error
+        }
+        if (again.error().errno_value() != ENOENT) {
+            failed = again; // ENOENT: no /proc in the container; report execveat's refusal
+        }
+    }
+    if (failed.ok()) {
+        return {};
+    }
+    return checked(failed, "exec the exec gate");
 }
 
 } // namespace minirun::runtime::process

@@ -46,6 +46,10 @@ Result<bool> try_enter_cwd(const spec::Process& process, Syscalls& sys);
 // (CVE-2024-21626 class).
 Status close_inherited_fds(int preserve_fds, std::vector<int> keep, Syscalls& sys);
 
+// close_range(first, ~0U, CLOSE_RANGE_CLOEXEC), or where the container's seccomp filter
+// (or an old kernel) refuses it, fcntl(FD_CLOEXEC) on each fd of /proc/self/fd.
+Status mark_inherited_cloexec(unsigned first, Syscalls& sys);
+
 // The exec gate (exec_gate.hpp) to exec through, and what its program needs.
 struct ExecGate {
     int program = -1;    // the gate's memfd; -1: execve directly
@@ -56,8 +60,9 @@ struct ExecGate {
 // The final execve, made ready beforehand: argv and envp built, every inherited fd above
 // stdio and the `preserve_fds` after it marked close-on-exec, the gate's fds kept open. So
 // that once the container's seccomp filter is on, run() makes no system call but the exec
-// itself (a deny-by-default profile need not allow close_range or fcntl; runc, too, loads
-// the filter last).
+// itself. With no_new_privs off the filter is on already (it needs CAP_SYS_ADMIN, so it
+// goes on before the privilege drop, as runc's): prepare() then falls back from calls a
+// profile older than them refuses (close_range, execveat).
 //
 // Neither copied nor moved: argv points into the object's own strings.
 // runc's prepareEnv: a process.env without HOME (or whose last HOME is empty) gets the home

@@ -92,24 +92,29 @@ Status bind_console(const Pty& pty, Syscalls& sys) {
         "bind the pty on /dev/console");
 }
 
-Status send_to_console_socket(const std::string& path, int master) {
+Status send_to_socket(const std::string& path, int fd, std::string_view name,
+                      std::string_view option) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     if (path.size() >= sizeof(address.sun_path)) {
-        return Error(ENAMETOOLONG, cat("--console-socket ", quoted(path), ": path too long"));
+        return Error(ENAMETOOLONG, cat(option, " ", quoted(path), ": path too long"));
     }
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
     UniqueFd socket(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!socket) {
-        return Error::from_errno("--console-socket: socket");
+        return Error::from_errno(cat(option, ": socket"));
     }
     if (::connect(socket.get(), reinterpret_cast<const sockaddr*>(&address), // NOLINT
                   sizeof(address)) < 0) {
-        return Error::from_errno(cat("--console-socket: connect ", quoted(path)));
+        return Error::from_errno(cat(option, ": connect ", quoted(path)));
     }
-    // The payload is the pty's name, as runc sends it; engines only need it non-empty.
-    MR_TRY_WRAP(send_fd(socket.get(), master, "/dev/ptmx"), "--console-socket");
+    MR_TRY_WRAP(send_fd(socket.get(), fd, name), option);
     return {};
+}
+
+Status send_to_console_socket(const std::string& path, int master) {
+    // The payload is the pty's name, as runc sends it; engines only need it non-empty.
+    return send_to_socket(path, master, "/dev/ptmx", "--console-socket");
 }
 
 Relay::Relay(UniqueFd master) : master_(std::move(master)) {

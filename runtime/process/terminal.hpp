@@ -55,6 +55,11 @@ Status bind_console(const Pty& pty, Syscalls& sys);
 // Connects to the unix socket at `path` and sends the master in one message. Does not wait
 // for the other side to accept: containerd only accepts after `create` has returned.
 Status send_to_console_socket(const std::string& path, int master);
+// Connects to the unix socket at `path` and sends `fd` in one message whose payload is
+// `name` (utils.SendFile's shape, which runc's receivers read with RecvFile); errors
+// start with `option` ("--pidfd-socket").
+Status send_to_socket(const std::string& path, int fd, std::string_view name,
+                      std::string_view option);
 
 // Copies between the user's stdin/stdout and a pty master while a container runs in the
 // foreground. The user's terminal, if stdin is one, is put in raw mode (the container's

@@ -407,35 +407,6 @@ TEST_CASE("cgroups: cgroupsPath absolute and relative; bad paths are refused", "
     CHECK(cgroup_dirs("/escape").empty());
 }
 
-TEST_CASE("cgroups: a cgroup that already has processes is shared, with runc's warning",
-          "[cgroup]") {
-    // runc 1.1: "container's cgroup is not empty: N process(es) found", and it goes on.
-    // Deleting the second container must leave the first one, and its cgroup, alone.
-    Runtime runtime;
-    TempBundle first("cg-busy");
-    std::string path = "/it-busy-" + std::to_string(::getpid());
-    first.config["linux"]["cgroupsPath"] = path;
-    first.set_shell(loop);
-    run_detached(runtime, first);
-
-    TempBundle second("cg-busy2");
-    second.config["linux"]["cgroupsPath"] = path;
-    second.set_shell(loop);
-    auto shared = runtime.run_detached(second);
-    INFO(shared.describe());
-    REQUIRE(shared.exit_code == 0);
-    // The first one's shell, and the sleep it may be running.
-    CHECK(contains(shared.err_now(), "container's cgroup is not empty: "));
-    CHECK(contains(shared.err_now(), " process(es) found"));
-    CHECK(runtime.status(second.id()) == "running");
-
-    CHECK(runtime({"delete", "--force", second.id()}).exit_code == 0);
-    CHECK(runtime.status(first.id()) == "running");
-    CHECK_FALSE(cgroup_dirs(path).empty());
-    CHECK(runtime({"delete", "--force", first.id()}).exit_code == 0);
-    CHECK(cgroup_dirs(path).empty());
-}
-
 TEST_CASE("cgroups: a frozen cgroup is refused at create, in runc's words", "[cgroup]") {
     Runtime runtime;
     TempBundle bundle("cg-frozen");

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <linux/magic.h>
+#include <sys/vfs.h>
+
 #include <regex>
 #include <string>
 
@@ -81,6 +84,19 @@ TEST_CASE("spec: writes a config that runs, and refuses to overwrite it", "[cli]
     CHECK(config.contains("ociVersion"));
     CHECK(config["root"]["path"] == "rootfs");
     CHECK_FALSE(config["process"]["args"].empty());
+    // runc 1.3's: no ambient and no inheritable set; a cgroup namespace on cgroup v2 only.
+    const auto& caps = config["process"]["capabilities"];
+    CHECK_FALSE(caps.contains("ambient"));
+    CHECK_FALSE(caps.contains("inheritable"));
+    CHECK(caps["bounding"] == caps["permitted"]);
+    struct statfs cgroup_fs {};
+    bool cgroup2 =
+        ::statfs("/sys/fs/cgroup", &cgroup_fs) == 0 && cgroup_fs.f_type == CGROUP2_SUPER_MAGIC;
+    bool cgroup_ns = false;
+    for (const auto& ns : config["linux"]["namespaces"]) {
+        cgroup_ns = cgroup_ns || ns["type"] == "cgroup";
+    }
+    CHECK(cgroup_ns == cgroup2);
 
     SECTION("it runs with root.path pointed at the example rootfs") {
         config["root"]["path"] = example_rootfs();

@@ -175,6 +175,9 @@ public:
     Status close_range(unsigned int first, unsigned int last, unsigned int flags) override {
         return record(cat("close_range ", first, " ", last, " ", flags));
     }
+    Status cloexec_fds_from(unsigned int first) override {
+        return record(cat("cloexec_fds_from ", first));
+    }
     void set_signal_mask(const sigset_t& /*mask*/) override { calls.push_back("sigprocmask"); }
     Status sched_setattr(const SchedAttr& attr) override {
         return record(cat("sched_setattr ", attr.policy, " flags ", attr.flags, " nice ", attr.nice,

@@ -134,10 +134,30 @@ TEST_CASE("cgroup paths: linux.cgroupsPath as runc reads it", "[cgroup]") {
 }
 
 TEST_CASE("cgroup conversions: runc's shares and blkio weight mappings", "[cgroup]") {
-    CHECK(shares_to_weight(1024) == 39);
+    // runc 1.3.2+ / crun 1.23+ (opencontainers/cgroups ConvertCPUSharesToCgroupV2Value):
+    // the default shares are the default weight.
+    CHECK(shares_to_weight(1024) == 100);
     CHECK(shares_to_weight(2) == 1);
     CHECK(shares_to_weight(262144) == 10000);
-    CHECK(shares_to_weight(0) == 0);
+    CHECK(shares_to_weight(0) == 0); // not set
+    // Clamped like the kernel clamps shares.
+    CHECK(shares_to_weight(1) == 1);
+    CHECK(shares_to_weight(500000) == 10000);
+    // Between the fitted points (values of the Go function).
+    CHECK(shares_to_weight(3) == 2);
+    CHECK(shares_to_weight(100) == 17);
+    CHECK(shares_to_weight(512) == 59);
+    CHECK(shares_to_weight(2048) == 174);
+    CHECK(shares_to_weight(4096) == 303);
+    CHECK(shares_to_weight(100000) == 4340);
+    CHECK(shares_to_weight(262143) == 10000);
+    // Monotonic over the whole range.
+    uint64_t previous = 1;
+    for (uint64_t shares = 2; shares <= 262144; shares += 97) {
+        uint64_t weight = shares_to_weight(shares);
+        CHECK((weight >= previous && weight <= 10000));
+        previous = weight;
+    }
     CHECK(blkio_weight_to_io_weight(10) == 1);
     CHECK(blkio_weight_to_io_weight(1000) == 10000);
     CHECK(blkio_weight_to_io_weight(500) == 4950);
@@ -157,24 +177,25 @@ TEST_CASE("cgroup v2: create enables controllers down the chain", "[cgroup]") {
     CHECK(get(fake.root + "/mini-run/cgroup.subtree_control") == "cpu memory\n"); // untouched
 }
 
-TEST_CASE("cgroup: create counts the processes a cgroup already has, and refuses a frozen one",
-          "[cgroup]") {
+TEST_CASE("cgroup: create refuses a cgroup with processes, or a frozen one", "[cgroup]") {
     FakeLegacy fake;
-    auto idle = fake.cgroup().create();
-    REQUIRE(idle);
-    CHECK(*idle == 0);
+    REQUIRE(fake.cgroup().create()); // existing and empty: used
 
-    // runc's behaviour: shared, with a warning (the caller's), not refused.
+    // runc 1.3 (1.1 warned and shared it): refused in its words, and what this create
+    // made is removed again.
+    stdfs::remove_all(fake.dir("blkio")); // made before "memory" is looked at
     put(fake.dir("memory") + "/cgroup.procs", "4242\n4343\n");
     auto busy = fake.cgroup().create();
-    REQUIRE(busy);
-    CHECK(*busy == 2);
+    REQUIRE_FALSE(busy);
+    CHECK(busy.error().message() == "container's cgroup is not empty: 2 process(es) found");
+    CHECK_FALSE(stdfs::exists(fake.dir("blkio")));
     put(fake.dir("memory") + "/cgroup.procs", "");
     put(fake.dir("memory") + "/sub/cgroup.procs", "17\n"); // a sub-cgroup counts
     auto below = fake.cgroup().create();
-    REQUIRE(below);
-    CHECK(*below == 1);
+    REQUIRE_FALSE(below);
+    CHECK(below.error().message() == "container's cgroup is not empty: 1 process(es) found");
     stdfs::remove_all(fake.dir("memory") + "/sub");
+    REQUIRE(fake.cgroup().create());
 
     stdfs::remove_all(fake.dir("pids"));
     put(fake.dir("freezer") + "/freezer.state", "FROZEN\n");

@@ -51,7 +51,7 @@ TEST_CASE("cgroup v2: apply writes every file", "[cgroup]") {
     CHECK(fake.file("memory.swap.max") == "67108864"); // memory+swap minus memory
     CHECK(fake.file("pids.max") == "10");
     CHECK(fake.file("cpu.max") == "50000 200000");
-    CHECK(fake.file("cpu.weight") == "39");
+    CHECK(fake.file("cpu.weight") == "100"); // 1024 shares: runc 1.3.2+'s conversion
     CHECK(fake.file("cpuset.cpus") == "0-1");
     CHECK(fake.file("cpuset.mems") == "0");
     CHECK(fake.file("io.weight") == "default 4950");
@@ -64,7 +64,7 @@ TEST_CASE("cgroup v2: apply writes every file", "[cgroup]") {
         spec::Resources more;
         more.memory = spec::MemoryResources{};
         more.memory->limit = -1;
-        more.pids = spec::PidsResources{0};
+        more.pids = spec::PidsResources{-1}; // 0 is a limit (runtime-spec 1.3)
         more.cpu = spec::CpuResources{};
         more.cpu->quota = -1;
         more.block_io = spec::BlockIoResources{};

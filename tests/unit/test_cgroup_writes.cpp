@@ -131,7 +131,7 @@ const std::vector<std::string> kRichV2Writes = std::vector<std::string>{
     "memory.max 67108864",
     "memory.low 33554432",
     "cpu.idle 1",
-    "cpu.weight 39",
+    "cpu.weight 100",
     "cpu.max 50000 200000",
     "cpu.max.burst 1000",
     "pids.max 10",
@@ -248,7 +248,7 @@ TEST_CASE("cgroup v1 golden: update writes memsw before a limit above it", "[cgr
         spec::Resources unlimited;
         unlimited.memory = spec::MemoryResources{};
         unlimited.memory->limit = -1;
-        unlimited.pids = spec::PidsResources{0};
+        unlimited.pids = spec::PidsResources{-1};
         unlimited.cpu = spec::CpuResources{};
         unlimited.cpu->quota = -1;
         REQUIRE(fake.cgroup().apply(unlimited, true));
@@ -297,7 +297,7 @@ TEST_CASE("cgroup v2 golden: BFQ weights, unlimited values, refusals", "[cgroup]
         spec::Resources unlimited;
         unlimited.memory = spec::MemoryResources{};
         unlimited.memory->limit = -1;
-        unlimited.pids = spec::PidsResources{0};
+        unlimited.pids = spec::PidsResources{-1};
         unlimited.cpu = spec::CpuResources{};
         unlimited.cpu->quota = -1;
         REQUIRE(fake.cgroup().apply(unlimited, true));
@@ -369,5 +369,41 @@ TEST_CASE("cgroup hybrid golden: v1 hierarchies first, cgroup2 for what v1 lacks
         REQUIRE_FALSE(failed);
         CHECK(failed.error().message() ==
               "cannot set rdma limits: no cgroup hierarchy holds the \"rdma\" controller");
+    }
+}
+
+TEST_CASE("pids.limit: absent leaves pids.max, 0 is a limit, a negative one is max",
+          "[cgroup][pids]") {
+    // runtime-spec 1.3: `limit` is optional and 0 a real limit (cgroup_pids.cpp says where
+    // runc 1.3 differs).
+    struct Case {
+        std::optional<int64_t> limit;
+        std::vector<std::string> v1;
+        std::vector<std::string> v2;
+    };
+    const std::vector<Case> cases = {
+        {std::nullopt, {}, {}},
+        {0, {"pids/pids.max 0"}, {"pids.max 0"}},
+        {-1, {"pids/pids.max max"}, {"pids.max max"}},
+        {-42, {"pids/pids.max max"}, {"pids.max max"}},
+        {1, {"pids/pids.max 1"}, {"pids.max 1"}},
+        {32771, {"pids/pids.max 32771"}, {"pids.max 32771"}},
+    };
+    for (const Case& c : cases) {
+        INFO("limit " << (c.limit ? std::to_string(*c.limit) : std::string("absent")));
+        spec::Resources resources;
+        resources.pids = spec::PidsResources{c.limit};
+        for (bool update : {false, true}) {
+            {
+                FakeLegacy fake;
+                WriteLog writes(fake.base);
+                REQUIRE(fake.cgroup().apply(resources, update));
+                CHECK(writes.lines() == c.v1);
+            }
+            FakeUnified fake;
+            WriteLog writes(fake.root);
+            REQUIRE(fake.cgroup().apply(resources, update));
+            CHECK(writes.lines() == c.v2);
+        }
     }
 }

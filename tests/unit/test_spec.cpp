@@ -284,3 +284,17 @@ TEST_CASE("process defaults: cwd, user, terminal", "[spec]") {
         CHECK(spec.process->cwd == "/");
     }
 }
+
+TEST_CASE("linux.resources.pids.limit: optional, 0 kept as a limit (runtime-spec 1.3)",
+          "[spec][pids]") {
+    auto absent = minirun::spec::parse_resources(R"({"pids": {}})", "resources");
+    REQUIRE(absent.ok());
+    REQUIRE(absent->pids);
+    CHECK_FALSE(absent->pids->limit);
+    auto zero = minirun::spec::parse_resources(R"({"pids": {"limit": 0}})", "resources");
+    REQUIRE(zero.ok());
+    CHECK(zero->pids->limit == std::optional<int64_t>(0));
+    auto negative = minirun::spec::parse_resources(R"({"pids": {"limit": -1}})", "resources");
+    REQUIRE(negative.ok());
+    CHECK(negative->pids->limit == std::optional<int64_t>(-1));
+}

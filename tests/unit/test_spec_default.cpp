@@ -115,7 +115,7 @@ TEST_CASE("default_spec_json: the runc-like default config", "[spec][default]") 
     CHECK(text.find("\n\t\"ociVersion\"") != std::string::npos); // pretty-printed
 
     Spec spec = parse_default(false);
-    CHECK(spec.oci_version == "1.0.2-dev");
+    CHECK(spec.oci_version == "1.2.1");
     CHECK(spec.root.path == "rootfs");
     CHECK(spec.root.readonly);
     CHECK(spec.hostname == "mini-run");
@@ -135,7 +135,7 @@ TEST_CASE("default_spec_json: the runc-like default config", "[spec][default]") 
     CHECK(spec.process->capabilities->effective == default_caps);
     CHECK(spec.process->capabilities->permitted == default_caps);
     CHECK(spec.process->capabilities->inheritable.empty());
-    CHECK(spec.process->capabilities->ambient == default_caps);
+    CHECK(spec.process->capabilities->ambient.empty());
     REQUIRE(spec.process->rlimits.size() == 1);
     CHECK(spec.process->rlimits[0].resource == RLIMIT_NOFILE);
     CHECK(spec.process->rlimits[0].soft == 1024);
@@ -202,7 +202,7 @@ TEST_CASE("default_spec_json: the rootless variant", "[spec][default]") {
     CHECK_FALSE(spec.linux.resources);
     CHECK(spec.linux.masked_paths == masked_paths);
     CHECK(spec.linux.readonly_paths == readonly_paths);
-    CHECK(spec.process->capabilities->ambient == default_caps);
+    CHECK(spec.process->capabilities->ambient.empty());
     CHECK(spec.process->capabilities->inheritable.empty());
     CHECK(spec.process->terminal);
 }
@@ -447,12 +447,14 @@ TEST_CASE("rules: ociVersion", "[spec][rules]") {
     }
 }
 
-TEST_CASE("default_spec_json: what `runc spec` 1.1.5 writes, but for the hostname",
+TEST_CASE("default_spec_json: what `runc spec` 1.3.6 writes, but for the hostname",
           "[spec][default]") {
-    // runc 1.1.5's `runc spec`, as Debian 12 ships it, minus "hostname" ("runc" there). Bundles
-    // and scripts written for runc start from this config (runc's own integration suite does).
+    // runc 1.3.6's `runc spec` (as Debian's runc 1.3.6 binary writes it on this host), minus
+    // "hostname" ("runc" there). Bundles and scripts written for runc start from this config
+    // (runc's own integration suite does). Since runc 1.1: no ambient set, the runtime-spec
+    // version it is built with, a cgroup namespace on cgroup v2 (example.go).
     const char* runc_spec = R"({
-	"ociVersion": "1.0.2-dev",
+	"ociVersion": "1.2.1",
 	"process": {
 		"terminal": true,
 		"user": {"uid": 0, "gid": 0},
@@ -462,8 +464,7 @@ TEST_CASE("default_spec_json: what `runc spec` 1.1.5 writes, but for the hostnam
 		"capabilities": {
 			"bounding": ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"],
 			"effective": ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"],
-			"permitted": ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"],
-			"ambient": ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"]
+			"permitted": ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"]
 		},
 		"rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],
 		"noNewPrivileges": true
@@ -494,8 +495,24 @@ TEST_CASE("default_spec_json: what `runc spec` 1.1.5 writes, but for the hostnam
 		"readonlyPaths": ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
 	}
 })";
-    nlohmann::json ours = nlohmann::json::parse(default_spec_json(false, 0, 0));
-    CHECK(ours.at("hostname") == "mini-run");
-    ours.erase("hostname");
-    CHECK(ours == nlohmann::json::parse(runc_spec));
+    nlohmann::json runc = nlohmann::json::parse(runc_spec);
+    SECTION("a cgroup v1 or hybrid host") {
+        nlohmann::json ours = nlohmann::json::parse(default_spec_json(false, 0, 0));
+        CHECK(ours.at("hostname") == "mini-run");
+        ours.erase("hostname");
+        CHECK(ours == runc);
+    }
+    SECTION("a cgroup v2 host: a cgroup namespace too") {
+        nlohmann::json ours = nlohmann::json::parse(default_spec_json(false, 0, 0, false, true));
+        ours.erase("hostname");
+        runc["linux"]["namespaces"].push_back({{"type", "cgroup"}});
+        CHECK(ours == runc);
+    }
+    SECTION("rootless on cgroup v2: the cgroup namespace stays, before the user namespace") {
+        Spec spec = parse_spec(default_spec_json(true, 1000, 1000, false, true)).value();
+        CHECK(namespace_types(spec) ==
+              std::vector<NamespaceType>{NamespaceType::pid, NamespaceType::ipc, NamespaceType::uts,
+                                         NamespaceType::mount, NamespaceType::cgroup,
+                                         NamespaceType::user});
+    }
 }
