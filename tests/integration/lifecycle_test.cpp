@@ -206,6 +206,34 @@ TEST_CASE("delete -f: the short flag kills a created container", "[lifecycle]") 
     check_no_leftovers(bundle);
 }
 
+TEST_CASE("kill: TERM stops a created container, as runc's init does", "[lifecycle][kill]") {
+    // The created init is the first process of its PID namespace, which gets no signal it
+    // has no handler for; runc's init has handlers while it waits for start, and engines
+    // (runc's pidfd-socket.bats) stop a created container with SIGTERM.
+    TempBundle bundle("kill-created");
+    bundle.set_shell(loop);
+    Runtime runtime;
+    auto created = runtime.create(bundle);
+    INFO("create: " << created.describe());
+    REQUIRE(created.exit_code == 0);
+    auto pid = runtime.pid_from_file(bundle.id());
+    REQUIRE(pid.has_value());
+    auto killed = runtime({"kill", bundle.id(), "TERM"});
+    INFO("kill: " << killed.describe());
+    CHECK(killed.exit_code == 0);
+    REQUIRE(wait_for_exit(*pid));
+    auto status = reap(*pid);
+    REQUIRE(status.has_value());
+    CHECK(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 128 + SIGTERM);
+    CHECK(runtime.wait_for_status(bundle.id(), "stopped"));
+    auto deleted = runtime({"delete", bundle.id()});
+    INFO("delete: " << deleted.describe());
+    CHECK(deleted.exit_code == 0);
+    check_root_empty(runtime);
+    check_no_leftovers(bundle);
+}
+
 TEST_CASE("delete: a container whose process exited", "[lifecycle]") {
     TempBundle bundle("delete-stopped");
     bundle.set_shell("exit 3");

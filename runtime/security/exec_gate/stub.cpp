@@ -31,6 +31,7 @@ constexpr long kSysExitGroup = 231;
 constexpr long kSysFcntl = 72;
 constexpr long kSysWrite = 1;
 constexpr long kSysPpoll = 271;
+constexpr long kSysRtSigaction = 13;
 constexpr long kFdSetFlags = 2; // F_SETFD
 constexpr long kCloseOnExec = 1;
 constexpr long kNoSigpipe = 0x4000; // MSG_NOSIGNAL
@@ -177,6 +178,41 @@ void wait_for_start(long sync, long fifo) {
     }
 }
 
+// The kernel's struct sigaction for rt_sigaction on x86-64.
+struct KernelSigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)();
+    uint64_t mask;
+};
+constexpr unsigned long kSaRestorer = 0x04000000;
+
+extern "C" void gate_sigreturn(); // below: rt_sigreturn, which x86-64 wants as restorer
+
+[[noreturn]] void die_of(int signal) {
+    exit_group(128 + signal);
+}
+
+// A created container's init is the first process of its PID namespace, and the kernel
+// drops every signal such a process has no handler for (SIGKILL aside, from an ancestor
+// namespace): `kill TERM` of a created container would do nothing. runc's init (Go) has
+// handlers and exits on SIGHUP, SIGINT, SIGQUIT and SIGTERM while it waits for start, so
+// engines stop a created container with SIGTERM (runc's pidfd-socket.bats does). The gate
+// does the same. execve resets handled signals to their default, so the user's process
+// gets none of this; a refusal (a seccomp profile without rt_sigaction) leaves it as it
+// was.
+void die_on(long signal) {
+    KernelSigaction action{die_of, kSaRestorer, gate_sigreturn, 0};
+    system_call(kSysRtSigaction, signal, reinterpret_cast<long>(&action), 0, sizeof(uint64_t));
+}
+
+void die_on_termination_signals() {
+    die_on(1);  // SIGHUP
+    die_on(2);  // SIGINT
+    die_on(3);  // SIGQUIT
+    die_on(15); // SIGTERM
+}
+
 // Close-on-exec, or closed: never inherited by the user's process.
 long close_on_exec(long fd) {
     if (fd >= 0 && system_call(kSysFcntl, fd, kFdSetFlags, kCloseOnExec) < 0) {
@@ -230,6 +266,7 @@ extern "C" [[noreturn]] void gate_main(long* stack) {
     long sync = parse_fd(argv[0]);
     long fifo = parse_fd(argv[1]);
     if (fifo >= 0) {
+        die_on_termination_signals();
         wait_for_start(sync, fifo);
     }
     close_on_exec(fifo);
@@ -239,6 +276,16 @@ extern "C" [[noreturn]] void gate_main(long* stack) {
     // Still here: the frame process.cpp would have sent, `exec <path>: <reason>`.
     fail(sync, "exec", argv[2], error);
 }
+
+asm(R"(
+    .text
+    .globl gate_sigreturn
+    .type gate_sigreturn, @function
+gate_sigreturn:
+    mov $15, %eax
+    syscall
+    hlt
+)");
 
 // The entry point: the kernel leaves argc, argv and envp on the stack; gate_main gets a
 // pointer to them on a 16-byte aligned stack, as the ABI wants for a call.
