@@ -39,6 +39,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$(pwd)
 
 RUNTIME=build/mini-run
+RUNC_VERSION=1.3.6
 COMPARE=""
 DIR=/var/tmp/mini-run-runc-suite
 TEST_TIMEOUT=120
@@ -50,6 +51,7 @@ while (($#)); do
     case $1 in
     --runtime) RUNTIME=$2; shift 2 ;;
     --compare) COMPARE=$2; shift 2 ;;
+    --runc-version) RUNC_VERSION=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
     --timeout) TEST_TIMEOUT=$2; shift 2 ;;
     --no-check) CHECK=0; shift ;;
@@ -60,8 +62,10 @@ while (($#)); do
     *) FILES+=("${1%.bats}.bats"); shift ;;
     esac
 done
+# The expected failures of runc X.Y's suite: tests/runc-suite/expected-failures[-rootless]-X.Y
 EXPECTED=$REPO/tests/runc-suite/expected-failures
 ((ROOTLESS == 0)) || EXPECTED=$REPO/tests/runc-suite/expected-failures-rootless
+EXPECTED=$EXPECTED-${RUNC_VERSION%.*}
 
 if ((EUID != 0)); then
     echo "runc-suite: not root: skipped (runc's suite runs containers as root)"
@@ -87,24 +91,41 @@ resolve_runtime() {
     fi
 }
 RUNTIME=$(resolve_runtime "$RUNTIME")
-[[ -z "$COMPARE" ]] || COMPARE=$(resolve_runtime "$COMPARE")
 
 # --- 1. runc's source and the packages the suite uses ------------------------------------
 # shellcheck source=scripts/apt-missing.sh
 source scripts/apt-missing.sh
 
-# apt with a private view of the sources: the host's own Debian entries plus a deb-src twin
-# of each, and package lists of its own under DIR/apt, so that the host's apt configuration
-# and lists stay as they are (no deb-src entry is left behind in /etc/apt).
+mkdir -p "$DIR"
+DIR=$(readlink -f "$DIR")
+case "$DIR/" in "$REPO"/*) echo "runc-suite: --dir must be outside the repository" >&2; exit 2 ;; esac
+SUITE_DIR=$DIR/runc-$RUNC_VERSION
+
+export DEBIAN_FRONTEND=noninteractive
+apt_install_missing runc-suite bats jq gawk bsdutils coreutils util-linux gcc busybox-static iproute2 \
+    dpkg-dev pkg-config libseccomp-dev
+
+# apt with a private view of the sources and package lists of its own under APT_DIR, so that
+# the host's apt configuration and lists stay as they are. Only `apt-get source` and
+# `apt-get download` use it (and, for 1.1.5, build-dep from the host's own suites): nothing
+# of unstable's is ever installed on the host.
 APT_DIR=""
 private_apt() {
     apt-get -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$APT_DIR/sources.list.d" \
+        -o Dir::State::Lists="$APT_DIR/lists" -o APT::Sandbox::User=root "$@"
+}
+private_apt_cache() {
+    apt-cache -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$APT_DIR/sources.list.d" \
         -o Dir::State::Lists="$APT_DIR/lists" "$@"
 }
-prepare_private_apt() {
-    APT_DIR=$DIR/apt
+new_private_apt() {
+    APT_DIR=$1
     rm -rf "$APT_DIR"
     mkdir -p "$APT_DIR/sources.list.d" "$APT_DIR/lists/partial"
+}
+# For 1.1.5: the host's own Debian entries plus a deb-src twin of each.
+prepare_host_twin_apt() {
+    new_private_apt "$1"
     local parts=/etc/apt/sources.list.d found=0 file
     for file in "$parts"/*.sources; do
         [[ -f "$file" ]] && grep -q '^Types: deb$' "$file" && grep -q 'debian' "$file" || continue
@@ -126,27 +147,149 @@ prepare_private_apt() {
     echo "runc-suite: apt-get update (a private list with deb-src entries, in $APT_DIR)"
     private_apt update -qq
 }
+# For 1.3.6: Debian unstable only (deb and deb-src), where runc 1.3.6's source, the Go
+# libraries it builds with, and the Go that builds them are.
+prepare_unstable_apt() {
+    new_private_apt "$1"
+    cat >"$APT_DIR/sources.list.d/mini-run-runc-suite.sources" <<'EOF_SOURCES'
+Types: deb deb-src
+URIs: http://deb.debian.org/debian
+Suites: unstable
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF_SOURCES
+    echo "runc-suite: apt-get update (a private list of Debian unstable, in $APT_DIR)"
+    private_apt update -qq
+}
 
-mkdir -p "$DIR"
-DIR=$(readlink -f "$DIR")
-case "$DIR/" in "$REPO"/*) echo "runc-suite: --dir must be outside the repository" >&2; exit 2 ;; esac
+# setup_1_1: runc 1.1.5's suite, bookworm's own: its source with `apt-get source`, the Go
+# libraries and Go (1.19) installed on the host with `apt-get build-dep`; the helpers built
+# with GO111MODULE=off against /usr/share/gocode.
+setup_1_1() {
+    apt_install_missing runc-suite golang-go golang-github-opencontainers-runc-dev runc
+    SRC=$(find "$SUITE_DIR/src" -maxdepth 1 -type d -name 'runc-*' 2>/dev/null | head -n1 || true)
+    if [[ -z "$SRC" || ! -f "$SRC/tests/integration/helpers.bash" ]]; then
+        prepare_host_twin_apt "$SUITE_DIR/apt"
+        rm -rf "$SUITE_DIR/src"
+        mkdir -p "$SUITE_DIR/src"
+        echo "runc-suite: apt-get build-dep runc; apt-get source runc (bookworm)"
+        private_apt build-dep -y -qq runc >/dev/null
+        (cd "$SUITE_DIR/src" && private_apt source -qq runc >/dev/null 2>&1) ||
+            { echo "runc-suite: apt-get source runc failed" >&2; exit 1; }
+        SRC=$(find "$SUITE_DIR/src" -maxdepth 1 -type d -name 'runc-*' | head -n1)
+    fi
+    GO_BIN=$(dirname "$(readlink -f "$(command -v go)")")
+    TESTBINS=()
+    local cmd
+    for cmd in recvtty sd-helper seccompagent; do
+        TESTBINS+=("$SRC/contrib/cmd/$cmd/$cmd")
+        [[ -x "$SRC/contrib/cmd/$cmd/$cmd" ]] && continue
+        echo "runc-suite: go build contrib/cmd/$cmd"
+        (cd "$SRC/contrib/cmd/$cmd" &&
+            GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE=$SUITE_DIR/gocache \
+                GOPROXY=off go build -tags seccomp -o "$cmd" .)
+    done
+}
 
-export DEBIAN_FRONTEND=noninteractive
-apt_install_missing runc-suite bats jq gawk bsdutils coreutils util-linux gcc busybox-static iproute2 \
-    golang-go golang-github-opencontainers-runc-dev dpkg-dev runc
-SRC=$(find "$DIR/src" -maxdepth 1 -type d -name 'runc-*' 2>/dev/null | head -n1 || true)
-if [[ -z "$SRC" || ! -f "$SRC/tests/integration/helpers.bash" ]]; then
-    prepare_private_apt
-    rm -rf "$DIR/src"
-    mkdir -p "$DIR/src"
-    echo "runc-suite: apt-get build-dep runc; apt-get source runc"
-    private_apt build-dep -y -qq runc >/dev/null
-    (cd "$DIR/src" && private_apt source -qq runc >/dev/null 2>&1) ||
-        { echo "runc-suite: apt-get source runc failed" >&2; exit 1; }
-    SRC=$(find "$DIR/src" -maxdepth 1 -type d -name 'runc-*' | head -n1)
-fi
+# setup_1_3: runc 1.3.6's suite, from Debian unstable, with nothing installed on the host:
+#   - the source, `apt-get source runc=1.3.6+ds1-1` (Debian's patches applied); it has no
+#     vendor tree ("+ds1"): Debian builds it against its Go library packages;
+#   - those packages (golang-*-dev, Architecture: all: source trees under
+#     /usr/share/gocode), the Build-Depends of that source and, recursively, their
+#     golang-*-dev Depends, `apt-get download`ed and unpacked with `dpkg-deb -x` into
+#     SUITE_DIR/gocode;
+#   - Go: the golang-1.NN-go and golang-1.NN-src that unstable's golang-go depends on,
+#     unpacked into SUITE_DIR/go (its binaries are static; no libc of unstable's). Not
+#     bookworm-backports' Go 1.23, which go.mod names: unstable's cilium/ebpf (0.22) uses
+#     runtime.AddCleanup, Go 1.24's;
+#   - the helpers (tests/cmd/*: recvtty, sd-helper, seccompagent, fs-idmap, pidfd-kill,
+#     remap-rootfs; "make test-binaries") built offline (GO111MODULE=off, GOPROXY=off,
+#     GOPATH = the runc source linked in at src/github.com/opencontainers/runc, then
+#     SUITE_DIR/gocode) into tests/cmd/_bin, where helpers.bash looks;
+#   - runc itself (for --compare runc-1.3.6) only when asked for: Debian's binary package
+#     wants glibc 2.38, so it is built the same way, into SUITE_DIR/usr/sbin/runc.
+# Kept in SUITE_DIR: a second run goes straight to the tests (SUITE_DIR/.ready).
+go_env() {
+    env GOROOT="$GOROOT_DIR" PATH="$GOROOT_DIR/bin:$PATH" GO111MODULE=off GOFLAGS= GOPROXY=off \
+        GOTOOLCHAIN=local GOPATH="$SUITE_DIR/gopath:$SUITE_DIR/gocode/usr/share/gocode" \
+        GOCACHE="$SUITE_DIR/gocache" CGO_ENABLED=1 "$@"
+}
+setup_1_3() {
+    SRC=$SUITE_DIR/src/runc-$RUNC_VERSION
+    local ready=$SUITE_DIR/.ready
+    if [[ ! -f "$ready" || ! -f "$SRC/tests/integration/helpers.bash" ]]; then
+        rm -rf "$SUITE_DIR"
+        mkdir -p "$SUITE_DIR/src" "$SUITE_DIR/debs" "$SUITE_DIR/go" "$SUITE_DIR/gocode"
+        prepare_unstable_apt "$SUITE_DIR/apt"
+        echo "runc-suite: apt-get source runc=$DEBIAN_VERSION (unstable)"
+        (cd "$SUITE_DIR/src" && private_apt source -qq "runc=$DEBIAN_VERSION" >/dev/null 2>&1) ||
+            { echo "runc-suite: apt-get source runc=$DEBIAN_VERSION failed (no longer in unstable?)" >&2; exit 1; }
+        mv "$(find "$SUITE_DIR/src" -maxdepth 1 -type d -name 'runc-*' | head -n1)" "$SRC"
+        # The Build-Depends of that version, and their golang-*-dev Depends, recursively.
+        local todo=() seen=" " pkg dep golang
+        mapfile -t todo < <(private_apt_cache showsrc runc | awk -v v="$DEBIAN_VERSION" '
+            /^Package:/ { keep = 0 } /^Version:/ { keep = ($2 == v) }
+            keep && /^Build-Depends:/ { sub(/^Build-Depends: */, ""); n = split($0, d, /, */)
+                for (i = 1; i <= n; i++) { split(d[i], w, " "); if (w[1] ~ /^golang-.*-dev$/) print w[1] } }' |
+            sort -u)
+        ((${#todo[@]} > 0)) || { echo "runc-suite: no Build-Depends found for runc $DEBIAN_VERSION" >&2; exit 1; }
+        while ((${#todo[@]} > 0)); do
+            pkg=${todo[0]}
+            todo=("${todo[@]:1}")
+            [[ "$seen" == *" $pkg "* ]] && continue
+            seen+="$pkg "
+            for dep in $(private_apt_cache depends --no-recommends --no-suggests --no-conflicts \
+                --no-breaks --no-replaces --no-enhances "$pkg" 2>/dev/null |
+                sed -n 's/^ *|\{0,1\}Depends: //p' | grep -E '^golang-.*-dev$' || true); do
+                todo+=("$dep")
+            done
+        done
+        golang=$(private_apt_cache depends golang-go 2>/dev/null | sed -n 's/^ *Depends: \(golang-1\.[0-9]*-go\)$/\1/p' | head -n1)
+        [[ -n "$golang" ]] || { echo "runc-suite: unstable's golang-go depends on no golang-1.NN-go" >&2; exit 1; }
+        # shellcheck disable=SC2086 # $seen: the package names, one word each
+        echo "runc-suite: apt-get download $golang ${golang%-go}-src and $(wc -w <<<"$seen") Go library packages (unstable)"
+        # shellcheck disable=SC2086
+        (cd "$SUITE_DIR/debs" && private_apt download -qq "$golang" "${golang%-go}-src" $seen >/dev/null)
+        for pkg in "$SUITE_DIR/debs/${golang}"_*.deb "$SUITE_DIR/debs/${golang%-go}-src"_*.deb; do
+            dpkg-deb -x "$pkg" "$SUITE_DIR/go"
+        done
+        for pkg in "$SUITE_DIR"/debs/golang-*-dev_*.deb; do
+            dpkg-deb -x "$pkg" "$SUITE_DIR/gocode"
+        done
+        mkdir -p "$SUITE_DIR/gopath/src/github.com/opencontainers"
+        ln -s "$SRC" "$SUITE_DIR/gopath/src/github.com/opencontainers/runc"
+        (cd "$SUITE_DIR/debs" && ls) >"$SUITE_DIR/packages"
+        rm -rf "$SUITE_DIR/debs" "$SUITE_DIR/apt"
+        touch "$ready"
+    fi
+    GOROOT_DIR=$(find "$SUITE_DIR/go/usr/lib" -maxdepth 1 -type d -name 'go-1.*' | head -n1)
+    GO_BIN=$GOROOT_DIR/bin
+    local runc_src=$SUITE_DIR/gopath/src/github.com/opencontainers/runc cmd
+    TESTBINS=()
+    for cmd in recvtty sd-helper seccompagent fs-idmap pidfd-kill remap-rootfs; do
+        TESTBINS+=("$SRC/tests/cmd/_bin/$cmd")
+        [[ -x "$SRC/tests/cmd/_bin/$cmd" ]] && continue
+        echo "runc-suite: go build tests/cmd/$cmd ($("$GO_BIN/go" version | cut -d' ' -f3))"
+        (cd "$runc_src" && go_env go build -tags seccomp -o "tests/cmd/_bin/$cmd" "./tests/cmd/$cmd")
+    done
+    if [[ "$COMPARE" == "runc-$RUNC_VERSION" && ! -x "$SUITE_DIR/usr/sbin/runc" ]]; then
+        echo "runc-suite: go build runc $RUNC_VERSION (for --compare)"
+        mkdir -p "$SUITE_DIR/usr/sbin"
+        (cd "$runc_src" && go_env go build -trimpath -buildmode=pie -tags "seccomp urfave_cli_no_docs" \
+            -ldflags "-X main.gitCommit=debian-$DEBIAN_VERSION -X main.version=$RUNC_VERSION" \
+            -o "$SUITE_DIR/usr/sbin/runc.tmp" . && mv "$SUITE_DIR/usr/sbin/runc.tmp" "$SUITE_DIR/usr/sbin/runc")
+    fi
+}
+
+case $RUNC_VERSION in
+1.1.5) setup_1_1 ;;
+1.3.6) DEBIAN_VERSION=1.3.6+ds1-1; setup_1_3 ;;
+*) echo "runc-suite: --runc-version: 1.3.6 (the default) or 1.1.5" >&2; exit 2 ;;
+esac
 VERSION=$(cat "$SRC/VERSION")
 echo "runc-suite: runc $VERSION's suite from $SRC"
+[[ "$COMPARE" != "runc-$RUNC_VERSION" ]] || COMPARE=$SUITE_DIR/usr/sbin/runc
+[[ -z "$COMPARE" ]] || COMPARE=$(resolve_runtime "$COMPARE")
 
 # One fix to the suite's own harness, the same for every runtime: setup_seccompagent starts
 # the seccomp agent in the background and returns at once, and "SCMP_ACT_NOTIFY no
@@ -169,16 +312,6 @@ if ! grep -q 'mini-run runc-suite.sh: wait for the agent' "$HELPERS"; then
         { echo "runc-suite: setup_seccompagent not found in $HELPERS" >&2; rm -f "$HELPERS.new"; exit 1; }
     mv "$HELPERS.new" "$HELPERS"
 fi
-
-# --- 2. the helper programs -------------------------------------------------------------
-for cmd in recvtty sd-helper seccompagent; do
-    out=$SRC/contrib/cmd/$cmd/$cmd
-    [[ -x "$out" ]] && continue
-    echo "runc-suite: go build contrib/cmd/$cmd"
-    (cd "$SRC/contrib/cmd/$cmd" &&
-        GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE=$DIR/gocache \
-            GOPROXY=off go build -tags seccomp -o "$cmd" .)
-done
 
 # --- 3. the images ----------------------------------------------------------------------
 TESTDATA=$SRC/tests/integration/testdata
@@ -242,7 +375,9 @@ EOF
     rm -rf "$tmp"
 }
 make_debian_image() {
-    # What hooks.bats uses of Debian's image: sh, grep, ldconfig and their libraries.
+    # What the tests use of Debian's image (hooks.bats, hooks_so.bats, idmap.bats, ioprio.bats,
+    # mounts_propagation.bats, mounts_recursive.bats, scheduler.bats): sh, bash, grep,
+    # ldconfig, stat, touch, findmnt, ionice, chrt... and their libraries.
     local out=$1 tmp f lib
     tmp=$(mktemp -d "$DIR/debian.XXXXXX")
     chmod 0755 "$tmp"
@@ -252,7 +387,9 @@ make_debian_image() {
     ln -s usr/lib "$tmp/lib"
     ln -s usr/lib64 "$tmp/lib64"
     chmod 1777 "$tmp/tmp"
-    for f in /usr/bin/dash /usr/bin/grep /usr/sbin/ldconfig /usr/bin/cat /usr/bin/ls; do
+    for f in /usr/bin/dash /usr/bin/bash /usr/bin/grep /usr/sbin/ldconfig /usr/bin/cat /usr/bin/ls \
+        /usr/bin/stat /usr/bin/touch /usr/bin/findmnt /usr/bin/ionice /usr/bin/chrt /usr/bin/sleep \
+        /usr/bin/mkdir /usr/bin/id /usr/bin/echo /usr/bin/true /usr/bin/false /usr/bin/env; do
         cp "$f" "$tmp$f"
         for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
             lib=$(readlink -f "$lib")
@@ -270,7 +407,7 @@ make_debian_image() {
     mv "$out.tmp" "$out"
     rm -rf "$tmp"
 }
-ARCH=$(go env GOARCH)
+ARCH=$("$GO_BIN/go" env GOARCH)
 # Made again when this script's recipe for them changes (or busybox does).
 IMAGES_STAMP="$(sha256sum "$0" /bin/busybox | sha256sum | cut -c1-16)"
 if [[ "$(cat "$TESTDATA/.mini-run-images" 2>/dev/null)" != "$IMAGES_STAMP" ]]; then
@@ -362,7 +499,7 @@ setup_rootless_user() {
     RL_AUX_DIR=$RL_DIR/aux
     install -d -m 0700 -o "$((RL_UIDMAP_START - 1000 + RL_AUX_UID))" "$RL_AUX_DIR"
     AS_USER=(setpriv --reuid="$RL_UID" --regid="$gid" --init-groups
-        env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
+        env -i PATH="$GO_BIN":/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
         HOME="$(getent passwd "$RL_USER" | cut -d: -f6)" USER="$RL_USER" LOGNAME="$RL_USER"
         TERM="${TERM:-xterm}" TMPDIR="$RL_DIR/tmp" XDG_RUNTIME_DIR="/run/user/$RL_UID"
         ROOTLESS_FEATURES="$RL_FEATURES"
@@ -398,7 +535,7 @@ run_one() {
     status=0
     local as_user=()
     ((ROOTLESS == 0)) || as_user=("${AS_USER[@]}" RUNC="$runtime")
-    out=$(RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER timeout -k 5 "$TEST_TIMEOUT" \
+    out=$(PATH="$GO_BIN:$PATH" RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER timeout -k 5 "$TEST_TIMEOUT" \
         unshare --pid --fork --kill-child --mount --mount-proc "$ENTER" "${as_user[@]}" \
         script -qefc "bats --tap --filter $(printf '%q' "$re") $file" /dev/null </dev/null 2>&1 |
         tr -d '\r') || status=$?
