@@ -2,27 +2,42 @@
 # runc's own integration suite against mini-run: scripts/runc-suite.sh [OPTIONS] [FILE.bats...]
 #
 #   --runtime PATH     the runtime under test (default build/mini-run)
-#   --compare RUNTIME  also run the suite with RUNTIME (e.g. runc, or a path) and show both
+#   --compare RUNTIME  also run the suite with RUNTIME (a path, a name in PATH, or
+#                      runc-1.3.6: runc built from the suite's own source, see 2.) and show both
+#   --runc-version V   whose suite: 1.3.6 (default, Debian unstable's) or 1.1.5 (bookworm's)
 #   --dir DIR          scratch directory (default /var/tmp/mini-run-runc-suite), outside the repo
-#   --timeout SECONDS  per-test timeout (default 120); each file also gets a ceiling
+#   --timeout SECONDS  per-test timeout (default 120)
+#   --jobs N           tests of a file run N at a time (default 1), each still alone in its
+#                      namespaces with a TMPDIR of its own
 #   --no-check         report only; do not compare with the expected failures
 #   --rootless         run the suite as an unprivileged user, as runc's CI does (see below)
 #   --rootless-features F  ROOTLESS_FEATURES for --rootless (default "idmap"; "" = none)
 #
 # On a fresh Debian 12 machine, as root, it
-#   1. gets runc's source (`apt-get source runc`, 1.1.5 on bookworm) and its build
-#      dependencies (Go and the Go libraries, in GOPATH form under /usr/share/gocode), with
-#      a deb-src twin of the Debian suites already configured, in a private apt list under
-#      DIR (the host's apt configuration is not changed): nothing of runc's is in this repo;
-#   2. builds the suite's helper programs (contrib/cmd/recvtty, sd-helper, seccompagent),
-#      offline, with GO111MODULE=off against /usr/share/gocode;
+#   1. gets runc's source and what builds its helpers, with apt in a private view under DIR
+#      (its own sources and lists; the host's apt configuration is not changed, and nothing
+#      of unstable's is installed on the host): nothing of runc's is in this repo.
+#      1.3.6: `apt-get source runc=1.3.6+ds1-1` from Debian unstable; Go (the
+#      golang-1.NN-go that unstable's golang-go depends on) and the Go libraries the source
+#      builds with (golang-*-dev, source trees under /usr/share/gocode: its Build-Depends
+#      and their Depends) `apt-get download`ed and unpacked (`dpkg-deb -x`) into
+#      DIR/runc-1.3.6/, kept there for the next run (about 10 s of apt, then the builds).
+#      1.1.5: `apt-get source runc` and `apt-get build-dep runc` from bookworm (a deb-src
+#      twin of the host's own entries), Go 1.19 and the libraries installed on the host;
+#   2. builds the suite's helper programs ("make test-binaries": tests/cmd/recvtty,
+#      sd-helper, seccompagent, fs-idmap, pidfd-kill, remap-rootfs; 1.1.5: contrib/cmd/...),
+#      offline, GO111MODULE=off against those libraries; with --compare runc-1.3.6, runc
+#      itself, the same way, into DIR/runc-1.3.6/usr/sbin/runc (Debian unstable's binary
+#      package wants glibc 2.38);
 #   3. gives the suite its images without a download: a busybox image from busybox-static
 #      with a docker-library busybox's passwd and group, and a small Debian image from this
-#      host's own sh, grep and ldconfig (hooks.bats needs ldconfig);
-#   4. runs bats one file at a time, under `script` so that the tests have a terminal (as
-#      runc's CI does), TAP output, with a per-test timeout;
+#      host's own sh, bash, grep, ldconfig, findmnt, stat, ionice, chrt and their libraries;
+#   4. runs bats one test at a time, under `script` so that the tests have a terminal (as
+#      runc's CI does), TAP output, each test in a PID and mount namespace of its own, with
+#      a per-test timeout;
 #   5. prints a per-file table and the totals, and fails when a test fails that is not in
-#      tests/runc-suite/expected-failures (one line each, with the reason).
+#      tests/runc-suite/expected-failures-X.Y (X.Y: 1.3 or 1.1; one line each, with the
+#      reason).
 # Logs: DIR/results/<runtime>/<file>.tap.
 #
 # --rootless: runc's tests/rootless.sh, for this machine. It creates an unprivileged user of
@@ -31,7 +46,7 @@
 # ROOTLESS_FEATURES=idmap (newuidmap/newgidmap and the ranges; runc's "cgroup" feature needs
 # cgroups the user may write, and this machine has cgroup v1 only, with no systemd to
 # delegate a cgroup v2 subtree, so it is left out), compares with
-# tests/runc-suite/expected-failures-rootless, and removes the user and its files at the
+# tests/runc-suite/expected-failures-rootless-X.Y, and removes the user and its files at the
 # end. Logs: DIR/results/rootless-<runtime>/<file>.tap.
 set -euo pipefail
 
@@ -43,6 +58,7 @@ RUNC_VERSION=1.3.6
 COMPARE=""
 DIR=/var/tmp/mini-run-runc-suite
 TEST_TIMEOUT=120
+JOBS=1
 CHECK=1
 ROOTLESS=0
 RL_FEATURES=idmap
@@ -54,6 +70,7 @@ while (($#)); do
     --runc-version) RUNC_VERSION=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
     --timeout) TEST_TIMEOUT=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
     --no-check) CHECK=0; shift ;;
     --rootless) ROOTLESS=1; shift ;;
     --rootless-features) ROOTLESS=1; RL_FEATURES=$2; shift 2 ;;
@@ -287,6 +304,18 @@ case $RUNC_VERSION in
 *) echo "runc-suite: --runc-version: 1.3.6 (the default) or 1.1.5" >&2; exit 2 ;;
 esac
 VERSION=$(cat "$SRC/VERSION")
+# get-images.sh, which helpers.bash runs each time a test file is loaded (three times a test),
+# asks `go env GOARCH`; a stand-in answers it without starting Go (and passes anything else on).
+TEST_GO_BIN=$SUITE_DIR/test-bin
+mkdir -p "$TEST_GO_BIN"
+cat >"$TEST_GO_BIN/go.new" <<EOF_GO
+#!/bin/sh
+# runc-suite.sh: get-images.sh's \`go env GOARCH\`, answered at once
+[ "\$*" = "env GOARCH" ] && { echo $("$GO_BIN/go" env GOARCH); exit 0; }
+exec "$GO_BIN/go" "\$@"
+EOF_GO
+chmod 0755 "$TEST_GO_BIN/go.new"
+mv "$TEST_GO_BIN/go.new" "$TEST_GO_BIN/go"
 echo "runc-suite: runc $VERSION's suite from $SRC"
 [[ "$COMPARE" != "runc-$RUNC_VERSION" ]] || COMPARE=$SUITE_DIR/usr/sbin/runc
 [[ -z "$COMPARE" ]] || COMPARE=$(resolve_runtime "$COMPARE")
@@ -370,8 +399,8 @@ nogroup:x:65534:
 EOF
     echo "root:*:10933:0:99999:7:::" >"$tmp/etc/shadow"
     chmod 0640 "$tmp/etc/shadow"
-    tar -C "$tmp" --numeric-owner -cJf "$out.tmp" .
-    mv "$out.tmp" "$out"
+    tar -C "$tmp" --numeric-owner -cJf "$out.$$" .
+    mv "$out.$$" "$out"
     rm -rf "$tmp"
 }
 make_debian_image() {
@@ -403,18 +432,19 @@ make_debian_image() {
     cp /etc/ld.so.conf.d/*.conf "$tmp/etc/ld.so.conf.d/" 2>/dev/null || true
     echo "root:x:0:0:root:/root:/bin/sh" >"$tmp/etc/passwd"
     echo "root:x:0:" >"$tmp/etc/group"
-    tar -C "$tmp" --numeric-owner -cJf "$out.tmp" .
-    mv "$out.tmp" "$out"
+    tar -C "$tmp" --numeric-owner -cJf "$out.$$" .
+    mv "$out.$$" "$out"
     rm -rf "$tmp"
 }
 ARCH=$("$GO_BIN/go" env GOARCH)
-# Made again when this script's recipe for them changes (or busybox does).
-IMAGES_STAMP="$(sha256sum "$0" /bin/busybox | sha256sum | cut -c1-16)"
-if [[ "$(cat "$TESTDATA/.mini-run-images" 2>/dev/null)" != "$IMAGES_STAMP" ]]; then
-    rm -f "$TESTDATA/busybox-$ARCH.tar.xz" "$TESTDATA/debian-$ARCH.tar.xz"
+# Made again when their recipe above changes (or busybox does), each in a file of its own that
+# then replaces the old one: a run of the suite going on meanwhile never misses an image.
+IMAGES_STAMP="$( (declare -f make_busybox_image make_debian_image; cat /bin/busybox) | sha256sum | cut -c1-16)"
+if [[ "$(cat "$TESTDATA/.mini-run-images" 2>/dev/null)" != "$IMAGES_STAMP" ||
+    ! -f "$TESTDATA/busybox-$ARCH.tar.xz" || ! -f "$TESTDATA/debian-$ARCH.tar.xz" ]]; then
+    make_busybox_image "$TESTDATA/busybox-$ARCH.tar.xz"
+    make_debian_image "$TESTDATA/debian-$ARCH.tar.xz"
 fi
-[[ -f "$TESTDATA/busybox-$ARCH.tar.xz" ]] || make_busybox_image "$TESTDATA/busybox-$ARCH.tar.xz"
-[[ -f "$TESTDATA/debian-$ARCH.tar.xz" ]] || make_debian_image "$TESTDATA/debian-$ARCH.tar.xz"
 echo "$IMAGES_STAMP" >"$TESTDATA/.mini-run-images"
 
 # --- 4. run -----------------------------------------------------------------------------
@@ -499,7 +529,7 @@ setup_rootless_user() {
     RL_AUX_DIR=$RL_DIR/aux
     install -d -m 0700 -o "$((RL_UIDMAP_START - 1000 + RL_AUX_UID))" "$RL_AUX_DIR"
     AS_USER=(setpriv --reuid="$RL_UID" --regid="$gid" --init-groups
-        env -i PATH="$GO_BIN":/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
+        env -i PATH="$TEST_GO_BIN":/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
         HOME="$(getent passwd "$RL_USER" | cut -d: -f6)" USER="$RL_USER" LOGNAME="$RL_USER"
         TERM="${TERM:-xterm}" TMPDIR="$RL_DIR/tmp" XDG_RUNTIME_DIR="/run/user/$RL_UID"
         ROOTLESS_FEATURES="$RL_FEATURES"
@@ -526,21 +556,27 @@ test_names() { sed -nE 's/^@test "(.*)" \{$/\1/p' "$1"; }
 # and its diagnostics. Each test runs alone, in a PID and mount namespace of its own: when
 # it ends, or its timeout strikes, everything it started dies with the namespace's first
 # process and every mount it made goes with the namespace. bats' own BATS_TEST_TIMEOUT
-# cannot interrupt a test that waits on a hung runtime, so the timeout is ours. cgroup
-# directories the test left are removed afterwards.
+# cannot interrupt a test that waits on a hung runtime, so the timeout is ours. Its TMPDIR
+# (bats' BATS_TMPDIR) is its own too, removed afterwards.
 run_one() {
-    local runtime=$1 file=$2 name=$3 re out status before
+    local runtime=$1 file=$2 name=$3 re out status tmp
     re="^$(sed 's/[][\.*^$(){}+?|/]/\\&/g' <<<"$name")\$"
-    before=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort)
     status=0
     local as_user=()
-    ((ROOTLESS == 0)) || as_user=("${AS_USER[@]}" RUNC="$runtime")
-    out=$(PATH="$GO_BIN:$PATH" RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER timeout -k 5 "$TEST_TIMEOUT" \
+    if ((ROOTLESS == 0)); then
+        tmp=$(mktemp -d "${TMPDIR:-/tmp}/runc-suite-test.XXXXXX")
+    else
+        tmp=$(mktemp -d "$RL_DIR/tmp/test.XXXXXX")
+        chown "$RL_UID" "$tmp"
+        as_user=("${AS_USER[@]}" RUNC="$runtime" TMPDIR="$tmp")
+    fi
+    chmod 0755 "$tmp"
+    out=$(PATH="$TEST_GO_BIN:$PATH" TMPDIR=$tmp RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER \
+        timeout -k 5 "$TEST_TIMEOUT" \
         unshare --pid --fork --kill-child --mount --mount-proc "$ENTER" "${as_user[@]}" \
         script -qefc "bats --tap --filter $(printf '%q' "$re") $file" /dev/null </dev/null 2>&1 |
         tr -d '\r') || status=$?
-    comm -13 <(echo "$before") <(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort) |
-        sort -r | while IFS= read -r dir; do rmdir "$dir" 2>/dev/null || true; done
+    rm -rf "$tmp"
     local result
     result=$(grep -E '^(not )?ok 1 ' <<<"$out" | head -n1 | sed -E 's/^((not )?ok) 1 /\1 /' || true)
     if [[ -z "$result" ]]; then
@@ -555,21 +591,32 @@ run_one() {
 }
 
 # run_suite RUNTIME LABEL: every test of every file; TAP into DIR/results/LABEL/FILE.tap.
+# JOBS tests of a file at a time (--jobs), each still alone in its namespaces, with a
+# TMPDIR of its own (the suite puts its seccomp agent's socket there); the cgroup
+# directories the file's tests left are removed when the file is done.
 run_suite() {
-    local runtime=$1 label=$2 f name n began
+    local runtime=$1 label=$2 f name n began before
     local results=$DIR/results/$label
     rm -rf "$results"
     mkdir -p "$results"
     for f in "${FILES[@]}"; do
-        local out=$results/${f%.bats}.tap
+        local out=$results/${f%.bats}.tap parts
         began=$(date +%s)
+        before=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort)
+        parts=$(mktemp -d "$DIR/parts.XXXXXX")
         mapfile -t names < <(test_names "$f")
-        echo "1..${#names[@]}" >"$out"
         n=0
         for name in "${names[@]}"; do
             n=$((n + 1))
-            run_one "$runtime" "$f" "$name" | sed -E "1s/^((not )?ok) /\1 $n /" >>"$out"
+            while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+            run_one "$runtime" "$f" "$name" | sed -E "1s/^((not )?ok) /\1 $n /" >"$parts/$n" &
         done
+        wait
+        echo "1..${#names[@]}" >"$out"
+        for ((n = 1; n <= ${#names[@]}; n++)); do cat "$parts/$n" >>"$out"; done
+        rm -rf "$parts"
+        comm -13 <(echo "$before") <(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort) |
+            sort -r | while IFS= read -r dir; do rmdir "$dir" 2>/dev/null || true; done
         printf '%-28s %s (%ss)\n' "$f" "$(summarize "$out")" "$(($(date +%s) - began))"
     done
 }
