@@ -421,10 +421,10 @@ make_debian_image() {
         /usr/bin/mkdir /usr/bin/id /usr/bin/echo /usr/bin/true /usr/bin/false /usr/bin/env; do
         cp "$f" "$tmp$f"
         for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
-            lib=$(readlink -f "$lib")
+            # Under the name the loader asks for (the soname ldd shows), not the file's own.
             local dest=$tmp/usr/lib/x86_64-linux-gnu/$(basename "$lib")
             case $lib in */ld-linux-x86-64.so.2) dest=$tmp/usr/lib64/ld-linux-x86-64.so.2 ;; esac
-            [[ -e "$dest" ]] || cp "$lib" "$dest"
+            [[ -e "$dest" ]] || cp "$(readlink -f "$lib")" "$dest"
         done
     done
     ln -s dash "$tmp/usr/bin/sh"
@@ -465,6 +465,14 @@ ENTER=$DIR/enter-test-namespace.sh
 cat >"$ENTER" <<'EOF_ENTER'
 #!/bin/sh
 # Runs in the test's own mount namespace (runc-suite.sh): whatever it mounts stays there.
+# Its stdin: a FIFO it holds open for writing too, so that it never ends. `script` gives
+# the test a terminal; were its stdin /dev/null, at the end of it script would send an
+# end-of-file down that terminal, and `runc run`, whose stdin that terminal is, would
+# pass on a NUL ("^@") that starts the output the tests compare (as runc's CI, whose
+# stdin stays open, never sees).
+if [ -n "$STDIN_FIFO" ]; then
+    exec 0<>"$STDIN_FIFO"
+fi
 if [ -n "$CRIU_TO_HIDE" ]; then
     dir=$(dirname "$CRIU_TO_HIDE")
     mount -t overlay -o "lowerdir=$HIDE_LAYER:$dir" runc-suite-hide-criu "$dir" || exit 1
@@ -571,10 +579,12 @@ run_one() {
         as_user=("${AS_USER[@]}" RUNC="$runtime" TMPDIR="$tmp")
     fi
     chmod 0755 "$tmp"
+    mkfifo -m 0600 "$tmp/.stdin"
     out=$(PATH="$TEST_GO_BIN:$PATH" TMPDIR=$tmp RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER \
+        STDIN_FIFO=$tmp/.stdin \
         timeout -k 5 "$TEST_TIMEOUT" \
         unshare --pid --fork --kill-child --mount --mount-proc "$ENTER" "${as_user[@]}" \
-        script -qefc "bats --tap --filter $(printf '%q' "$re") $file" /dev/null </dev/null 2>&1 |
+        script -qefc "bats --tap --filter $(printf '%q' "$re") $file" /dev/null 2>&1 |
         tr -d '\r') || status=$?
     rm -rf "$tmp"
     local result
