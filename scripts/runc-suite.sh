@@ -8,7 +8,9 @@
 #   --dir DIR          scratch directory (default /var/tmp/mini-run-runc-suite), outside the repo
 #   --timeout SECONDS  per-test timeout (default 120)
 #   --jobs N           tests of a file run N at a time (default 1), each still alone in its
-#                      namespaces with a TMPDIR of its own
+#                      namespaces with a TMPDIR of its own; but not in its own cgroups: tests
+#                      that name the same container (test_busybox) without a cgroupsPath
+#                      share /sys/fs/cgroup/*/ID and disturb each other: not for CI
 #   --no-check         report only; do not compare with the expected failures
 #   --rootless         run the suite as an unprivileged user, as runc's CI does (see below)
 #   --rootless-features F  ROOTLESS_FEATURES for --rootless (default "idmap"; "" = none)
