@@ -424,7 +424,8 @@ make_debian_image() {
         cp "$f" "$tmp$f"
         for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
             # Under the name the loader asks for (the soname ldd shows), not the file's own.
-            local dest=$tmp/usr/lib/x86_64-linux-gnu/$(basename "$lib")
+            local dest
+            dest=$tmp/usr/lib/x86_64-linux-gnu/$(basename "$lib")
             case $lib in */ld-linux-x86-64.so.2) dest=$tmp/usr/lib64/ld-linux-x86-64.so.2 ;; esac
             [[ -e "$dest" ]] || cp "$(readlink -f "$lib")" "$dest"
         done
