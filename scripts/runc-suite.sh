@@ -245,23 +245,20 @@ setup_1_3() {
             { echo "runc-suite: apt-get source runc=$DEBIAN_VERSION failed (no longer in unstable?)" >&2; exit 1; }
         mv "$(find "$SUITE_DIR/src" -maxdepth 1 -type d -name 'runc-*' | head -n1)" "$SRC"
         # The Build-Depends of that version, and their golang-*-dev Depends, recursively.
-        local todo=() seen=" " pkg dep golang
+        local todo=() seen=" " pkg golang
         mapfile -t todo < <(private_apt_cache showsrc runc | awk -v v="$DEBIAN_VERSION" '
             /^Package:/ { keep = 0 } /^Version:/ { keep = ($2 == v) }
             keep && /^Build-Depends:/ { sub(/^Build-Depends: */, ""); n = split($0, d, /, */)
                 for (i = 1; i <= n; i++) { split(d[i], w, " "); if (w[1] ~ /^golang-.*-dev$/) print w[1] } }' |
             sort -u)
         ((${#todo[@]} > 0)) || { echo "runc-suite: no Build-Depends found for runc $DEBIAN_VERSION" >&2; exit 1; }
+        # One apt-cache call per level of the tree: each call reads the whole cache.
         while ((${#todo[@]} > 0)); do
-            pkg=${todo[0]}
-            todo=("${todo[@]:1}")
-            [[ "$seen" == *" $pkg "* ]] && continue
-            seen+="$pkg "
-            for dep in $(private_apt_cache depends --no-recommends --no-suggests --no-conflicts \
-                --no-breaks --no-replaces --no-enhances "$pkg" 2>/dev/null |
-                sed -n 's/^ *|\{0,1\}Depends: //p' | grep -E '^golang-.*-dev$' || true); do
-                todo+=("$dep")
-            done
+            for pkg in "${todo[@]}"; do seen+="$pkg "; done
+            mapfile -t todo < <(private_apt_cache depends --no-recommends --no-suggests \
+                --no-conflicts --no-breaks --no-replaces --no-enhances "${todo[@]}" 2>/dev/null |
+                sed -n 's/^ *|\{0,1\}Depends: //p' | grep -E '^golang-.*-dev$' | sort -u |
+                while IFS= read -r dep; do [[ "$seen" == *" $dep "* ]] || echo "$dep"; done)
         done
         golang=$(private_apt_cache depends golang-go 2>/dev/null | sed -n 's/^ *Depends: \(golang-1\.[0-9]*-go\)$/\1/p' | head -n1)
         [[ -n "$golang" ]] || { echo "runc-suite: unstable's golang-go depends on no golang-1.NN-go" >&2; exit 1; }
