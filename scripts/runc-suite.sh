@@ -2,27 +2,44 @@
 # runc's own integration suite against mini-run: scripts/runc-suite.sh [OPTIONS] [FILE.bats...]
 #
 #   --runtime PATH     the runtime under test (default build/mini-run)
-#   --compare RUNTIME  also run the suite with RUNTIME (e.g. runc, or a path) and show both
+#   --compare RUNTIME  also run the suite with RUNTIME (a path, a name in PATH, or
+#                      runc-1.3.6: runc built from the suite's own source, see 2.) and show both
+#   --runc-version V   whose suite: 1.3.6 (default, Debian unstable's) or 1.1.5 (bookworm's)
 #   --dir DIR          scratch directory (default /var/tmp/mini-run-runc-suite), outside the repo
-#   --timeout SECONDS  per-test timeout (default 120); each file also gets a ceiling
+#   --timeout SECONDS  per-test timeout (default 120)
+#   --jobs N           tests of a file run N at a time (default 1), each still alone in its
+#                      namespaces with a TMPDIR of its own; but not in its own cgroups: tests
+#                      that name the same container (test_busybox) without a cgroupsPath
+#                      share /sys/fs/cgroup/*/ID and disturb each other: not for CI
 #   --no-check         report only; do not compare with the expected failures
 #   --rootless         run the suite as an unprivileged user, as runc's CI does (see below)
 #   --rootless-features F  ROOTLESS_FEATURES for --rootless (default "idmap"; "" = none)
 #
 # On a fresh Debian 12 machine, as root, it
-#   1. gets runc's source (`apt-get source runc`, 1.1.5 on bookworm) and its build
-#      dependencies (Go and the Go libraries, in GOPATH form under /usr/share/gocode), with
-#      a deb-src twin of the Debian suites already configured, in a private apt list under
-#      DIR (the host's apt configuration is not changed): nothing of runc's is in this repo;
-#   2. builds the suite's helper programs (contrib/cmd/recvtty, sd-helper, seccompagent),
-#      offline, with GO111MODULE=off against /usr/share/gocode;
+#   1. gets runc's source and what builds its helpers, with apt in a private view under DIR
+#      (its own sources and lists; the host's apt configuration is not changed, and nothing
+#      of unstable's is installed on the host): nothing of runc's is in this repo.
+#      1.3.6: `apt-get source runc=1.3.6+ds1-1` from Debian unstable; Go (the
+#      golang-1.NN-go that unstable's golang-go depends on) and the Go libraries the source
+#      builds with (golang-*-dev, source trees under /usr/share/gocode: its Build-Depends
+#      and their Depends) `apt-get download`ed and unpacked (`dpkg-deb -x`) into
+#      DIR/runc-1.3.6/, kept there for the next run (about 10 s of apt, then the builds).
+#      1.1.5: `apt-get source runc` and `apt-get build-dep runc` from bookworm (a deb-src
+#      twin of the host's own entries), Go 1.19 and the libraries installed on the host;
+#   2. builds the suite's helper programs ("make test-binaries": tests/cmd/recvtty,
+#      sd-helper, seccompagent, fs-idmap, pidfd-kill, remap-rootfs; 1.1.5: contrib/cmd/...),
+#      offline, GO111MODULE=off against those libraries; with --compare runc-1.3.6, runc
+#      itself, the same way, into DIR/runc-1.3.6/usr/sbin/runc (Debian unstable's binary
+#      package wants glibc 2.38);
 #   3. gives the suite its images without a download: a busybox image from busybox-static
 #      with a docker-library busybox's passwd and group, and a small Debian image from this
-#      host's own sh, grep and ldconfig (hooks.bats needs ldconfig);
-#   4. runs bats one file at a time, under `script` so that the tests have a terminal (as
-#      runc's CI does), TAP output, with a per-test timeout;
+#      host's own sh, bash, grep, ldconfig, findmnt, stat, ionice, chrt and their libraries;
+#   4. runs bats one test at a time, under `script` so that the tests have a terminal (as
+#      runc's CI does), TAP output, each test in a PID and mount namespace of its own, with
+#      a per-test timeout;
 #   5. prints a per-file table and the totals, and fails when a test fails that is not in
-#      tests/runc-suite/expected-failures (one line each, with the reason).
+#      tests/runc-suite/expected-failures-X.Y (X.Y: 1.3 or 1.1; one line each, with the
+#      reason).
 # Logs: DIR/results/<runtime>/<file>.tap.
 #
 # --rootless: runc's tests/rootless.sh, for this machine. It creates an unprivileged user of
@@ -31,7 +48,7 @@
 # ROOTLESS_FEATURES=idmap (newuidmap/newgidmap and the ranges; runc's "cgroup" feature needs
 # cgroups the user may write, and this machine has cgroup v1 only, with no systemd to
 # delegate a cgroup v2 subtree, so it is left out), compares with
-# tests/runc-suite/expected-failures-rootless, and removes the user and its files at the
+# tests/runc-suite/expected-failures-rootless-X.Y, and removes the user and its files at the
 # end. Logs: DIR/results/rootless-<runtime>/<file>.tap.
 set -euo pipefail
 
@@ -39,9 +56,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$(pwd)
 
 RUNTIME=build/mini-run
+RUNC_VERSION=1.3.6
 COMPARE=""
 DIR=/var/tmp/mini-run-runc-suite
 TEST_TIMEOUT=120
+JOBS=1
 CHECK=1
 ROOTLESS=0
 RL_FEATURES=idmap
@@ -50,8 +69,10 @@ while (($#)); do
     case $1 in
     --runtime) RUNTIME=$2; shift 2 ;;
     --compare) COMPARE=$2; shift 2 ;;
+    --runc-version) RUNC_VERSION=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
     --timeout) TEST_TIMEOUT=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
     --no-check) CHECK=0; shift ;;
     --rootless) ROOTLESS=1; shift ;;
     --rootless-features) ROOTLESS=1; RL_FEATURES=$2; shift 2 ;;
@@ -60,8 +81,10 @@ while (($#)); do
     *) FILES+=("${1%.bats}.bats"); shift ;;
     esac
 done
+# The expected failures of runc X.Y's suite: tests/runc-suite/expected-failures[-rootless]-X.Y
 EXPECTED=$REPO/tests/runc-suite/expected-failures
 ((ROOTLESS == 0)) || EXPECTED=$REPO/tests/runc-suite/expected-failures-rootless
+EXPECTED=$EXPECTED-${RUNC_VERSION%.*}
 
 if ((EUID != 0)); then
     echo "runc-suite: not root: skipped (runc's suite runs containers as root)"
@@ -87,24 +110,41 @@ resolve_runtime() {
     fi
 }
 RUNTIME=$(resolve_runtime "$RUNTIME")
-[[ -z "$COMPARE" ]] || COMPARE=$(resolve_runtime "$COMPARE")
 
 # --- 1. runc's source and the packages the suite uses ------------------------------------
 # shellcheck source=scripts/apt-missing.sh
 source scripts/apt-missing.sh
 
-# apt with a private view of the sources: the host's own Debian entries plus a deb-src twin
-# of each, and package lists of its own under DIR/apt, so that the host's apt configuration
-# and lists stay as they are (no deb-src entry is left behind in /etc/apt).
+mkdir -p "$DIR"
+DIR=$(readlink -f "$DIR")
+case "$DIR/" in "$REPO"/*) echo "runc-suite: --dir must be outside the repository" >&2; exit 2 ;; esac
+SUITE_DIR=$DIR/runc-$RUNC_VERSION
+
+export DEBIAN_FRONTEND=noninteractive
+apt_install_missing runc-suite bats jq gawk bsdutils coreutils util-linux gcc busybox-static iproute2 \
+    dpkg-dev pkg-config libseccomp-dev
+
+# apt with a private view of the sources and package lists of its own under APT_DIR, so that
+# the host's apt configuration and lists stay as they are. Only `apt-get source` and
+# `apt-get download` use it (and, for 1.1.5, build-dep from the host's own suites): nothing
+# of unstable's is ever installed on the host.
 APT_DIR=""
 private_apt() {
     apt-get -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$APT_DIR/sources.list.d" \
+        -o Dir::State::Lists="$APT_DIR/lists" -o APT::Sandbox::User=root "$@"
+}
+private_apt_cache() {
+    apt-cache -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$APT_DIR/sources.list.d" \
         -o Dir::State::Lists="$APT_DIR/lists" "$@"
 }
-prepare_private_apt() {
-    APT_DIR=$DIR/apt
+new_private_apt() {
+    APT_DIR=$1
     rm -rf "$APT_DIR"
     mkdir -p "$APT_DIR/sources.list.d" "$APT_DIR/lists/partial"
+}
+# For 1.1.5: the host's own Debian entries plus a deb-src twin of each.
+prepare_host_twin_apt() {
+    new_private_apt "$1"
     local parts=/etc/apt/sources.list.d found=0 file
     for file in "$parts"/*.sources; do
         [[ -f "$file" ]] && grep -q '^Types: deb$' "$file" && grep -q 'debian' "$file" || continue
@@ -126,27 +166,158 @@ prepare_private_apt() {
     echo "runc-suite: apt-get update (a private list with deb-src entries, in $APT_DIR)"
     private_apt update -qq
 }
+# For 1.3.6: Debian unstable only (deb and deb-src), where runc 1.3.6's source, the Go
+# libraries it builds with, and the Go that builds them are.
+prepare_unstable_apt() {
+    new_private_apt "$1"
+    cat >"$APT_DIR/sources.list.d/mini-run-runc-suite.sources" <<'EOF_SOURCES'
+Types: deb deb-src
+URIs: http://deb.debian.org/debian
+Suites: unstable
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF_SOURCES
+    echo "runc-suite: apt-get update (a private list of Debian unstable, in $APT_DIR)"
+    private_apt update -qq
+}
 
-mkdir -p "$DIR"
-DIR=$(readlink -f "$DIR")
-case "$DIR/" in "$REPO"/*) echo "runc-suite: --dir must be outside the repository" >&2; exit 2 ;; esac
+# setup_1_1: runc 1.1.5's suite, bookworm's own: its source with `apt-get source`, the Go
+# libraries and Go (1.19) installed on the host with `apt-get build-dep`; the helpers built
+# with GO111MODULE=off against /usr/share/gocode.
+setup_1_1() {
+    apt_install_missing runc-suite golang-go golang-github-opencontainers-runc-dev runc
+    SRC=$(find "$SUITE_DIR/src" -maxdepth 1 -type d -name 'runc-*' 2>/dev/null | head -n1 || true)
+    if [[ -z "$SRC" || ! -f "$SRC/tests/integration/helpers.bash" ]]; then
+        prepare_host_twin_apt "$SUITE_DIR/apt"
+        rm -rf "$SUITE_DIR/src"
+        mkdir -p "$SUITE_DIR/src"
+        echo "runc-suite: apt-get build-dep runc; apt-get source runc (bookworm)"
+        private_apt build-dep -y -qq runc >/dev/null
+        (cd "$SUITE_DIR/src" && private_apt source -qq runc >/dev/null 2>&1) ||
+            { echo "runc-suite: apt-get source runc failed" >&2; exit 1; }
+        SRC=$(find "$SUITE_DIR/src" -maxdepth 1 -type d -name 'runc-*' | head -n1)
+    fi
+    GO_BIN=$(dirname "$(readlink -f "$(command -v go)")")
+    TESTBINS=()
+    local cmd
+    for cmd in recvtty sd-helper seccompagent; do
+        TESTBINS+=("$SRC/contrib/cmd/$cmd/$cmd")
+        [[ -x "$SRC/contrib/cmd/$cmd/$cmd" ]] && continue
+        echo "runc-suite: go build contrib/cmd/$cmd"
+        (cd "$SRC/contrib/cmd/$cmd" &&
+            GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE=$SUITE_DIR/gocache \
+                GOPROXY=off go build -tags seccomp -o "$cmd" .)
+    done
+}
 
-export DEBIAN_FRONTEND=noninteractive
-apt_install_missing runc-suite bats jq gawk bsdutils coreutils util-linux gcc busybox-static iproute2 \
-    golang-go golang-github-opencontainers-runc-dev dpkg-dev runc
-SRC=$(find "$DIR/src" -maxdepth 1 -type d -name 'runc-*' 2>/dev/null | head -n1 || true)
-if [[ -z "$SRC" || ! -f "$SRC/tests/integration/helpers.bash" ]]; then
-    prepare_private_apt
-    rm -rf "$DIR/src"
-    mkdir -p "$DIR/src"
-    echo "runc-suite: apt-get build-dep runc; apt-get source runc"
-    private_apt build-dep -y -qq runc >/dev/null
-    (cd "$DIR/src" && private_apt source -qq runc >/dev/null 2>&1) ||
-        { echo "runc-suite: apt-get source runc failed" >&2; exit 1; }
-    SRC=$(find "$DIR/src" -maxdepth 1 -type d -name 'runc-*' | head -n1)
-fi
+# setup_1_3: runc 1.3.6's suite, from Debian unstable, with nothing installed on the host:
+#   - the source, `apt-get source runc=1.3.6+ds1-1` (Debian's patches applied); it has no
+#     vendor tree ("+ds1"): Debian builds it against its Go library packages;
+#   - those packages (golang-*-dev, Architecture: all: source trees under
+#     /usr/share/gocode), the Build-Depends of that source and, recursively, their
+#     golang-*-dev Depends, `apt-get download`ed and unpacked with `dpkg-deb -x` into
+#     SUITE_DIR/gocode;
+#   - Go: the golang-1.NN-go and golang-1.NN-src that unstable's golang-go depends on,
+#     unpacked into SUITE_DIR/go (its binaries are static; no libc of unstable's). Not
+#     bookworm-backports' Go 1.23, which go.mod names: unstable's cilium/ebpf (0.22) uses
+#     runtime.AddCleanup, Go 1.24's;
+#   - the helpers (tests/cmd/*: recvtty, sd-helper, seccompagent, fs-idmap, pidfd-kill,
+#     remap-rootfs; "make test-binaries") built offline (GO111MODULE=off, GOPROXY=off,
+#     GOPATH = the runc source linked in at src/github.com/opencontainers/runc, then
+#     SUITE_DIR/gocode) into tests/cmd/_bin, where helpers.bash looks;
+#   - runc itself (for --compare runc-1.3.6) only when asked for: Debian's binary package
+#     wants glibc 2.38, so it is built the same way, into SUITE_DIR/usr/sbin/runc.
+# Kept in SUITE_DIR: a second run goes straight to the tests (SUITE_DIR/.ready).
+go_env() {
+    env GOROOT="$GOROOT_DIR" PATH="$GOROOT_DIR/bin:$PATH" GO111MODULE=off GOFLAGS= GOPROXY=off \
+        GOTOOLCHAIN=local GOPATH="$SUITE_DIR/gopath:$SUITE_DIR/gocode/usr/share/gocode" \
+        GOCACHE="$SUITE_DIR/gocache" CGO_ENABLED=1 "$@"
+}
+setup_1_3() {
+    SRC=$SUITE_DIR/src/runc-$RUNC_VERSION
+    local ready=$SUITE_DIR/.ready
+    if [[ ! -f "$ready" || ! -f "$SRC/tests/integration/helpers.bash" ]]; then
+        rm -rf "$SUITE_DIR"
+        mkdir -p "$SUITE_DIR/src" "$SUITE_DIR/debs" "$SUITE_DIR/go" "$SUITE_DIR/gocode"
+        prepare_unstable_apt "$SUITE_DIR/apt"
+        echo "runc-suite: apt-get source runc=$DEBIAN_VERSION (unstable)"
+        (cd "$SUITE_DIR/src" && private_apt source -qq "runc=$DEBIAN_VERSION" >/dev/null 2>&1) ||
+            { echo "runc-suite: apt-get source runc=$DEBIAN_VERSION failed (no longer in unstable?)" >&2; exit 1; }
+        mv "$(find "$SUITE_DIR/src" -maxdepth 1 -type d -name 'runc-*' | head -n1)" "$SRC"
+        # The Build-Depends of that version, and their golang-*-dev Depends, recursively.
+        local todo=() seen=" " pkg golang
+        mapfile -t todo < <(private_apt_cache showsrc runc | awk -v v="$DEBIAN_VERSION" '
+            /^Package:/ { keep = 0 } /^Version:/ { keep = ($2 == v) }
+            keep && /^Build-Depends:/ { sub(/^Build-Depends: */, ""); n = split($0, d, /, */)
+                for (i = 1; i <= n; i++) { split(d[i], w, " "); if (w[1] ~ /^golang-.*-dev$/) print w[1] } }' |
+            sort -u)
+        ((${#todo[@]} > 0)) || { echo "runc-suite: no Build-Depends found for runc $DEBIAN_VERSION" >&2; exit 1; }
+        # One apt-cache call per level of the tree: each call reads the whole cache.
+        while ((${#todo[@]} > 0)); do
+            for pkg in "${todo[@]}"; do seen+="$pkg "; done
+            mapfile -t todo < <(private_apt_cache depends --no-recommends --no-suggests \
+                --no-conflicts --no-breaks --no-replaces --no-enhances "${todo[@]}" 2>/dev/null |
+                sed -n 's/^ *|\{0,1\}Depends: //p' | grep -E '^golang-.*-dev$' | sort -u |
+                while IFS= read -r dep; do [[ "$seen" == *" $dep "* ]] || echo "$dep"; done)
+        done
+        golang=$(private_apt_cache depends golang-go 2>/dev/null | sed -n 's/^ *Depends: \(golang-1\.[0-9]*-go\)$/\1/p' | head -n1)
+        [[ -n "$golang" ]] || { echo "runc-suite: unstable's golang-go depends on no golang-1.NN-go" >&2; exit 1; }
+        # shellcheck disable=SC2086 # $seen: the package names, one word each
+        echo "runc-suite: apt-get download $golang ${golang%-go}-src and $(wc -w <<<"$seen") Go library packages (unstable)"
+        # shellcheck disable=SC2086
+        (cd "$SUITE_DIR/debs" && private_apt download -qq "$golang" "${golang%-go}-src" $seen >/dev/null)
+        for pkg in "$SUITE_DIR/debs/${golang}"_*.deb "$SUITE_DIR/debs/${golang%-go}-src"_*.deb; do
+            dpkg-deb -x "$pkg" "$SUITE_DIR/go"
+        done
+        for pkg in "$SUITE_DIR"/debs/golang-*-dev_*.deb; do
+            dpkg-deb -x "$pkg" "$SUITE_DIR/gocode"
+        done
+        mkdir -p "$SUITE_DIR/gopath/src/github.com/opencontainers"
+        ln -s "$SRC" "$SUITE_DIR/gopath/src/github.com/opencontainers/runc"
+        (cd "$SUITE_DIR/debs" && ls) >"$SUITE_DIR/packages"
+        rm -rf "$SUITE_DIR/debs" "$SUITE_DIR/apt"
+        touch "$ready"
+    fi
+    GOROOT_DIR=$(find "$SUITE_DIR/go/usr/lib" -maxdepth 1 -type d -name 'go-1.*' | head -n1)
+    GO_BIN=$GOROOT_DIR/bin
+    local runc_src=$SUITE_DIR/gopath/src/github.com/opencontainers/runc cmd
+    TESTBINS=()
+    for cmd in recvtty sd-helper seccompagent fs-idmap pidfd-kill remap-rootfs; do
+        TESTBINS+=("$SRC/tests/cmd/_bin/$cmd")
+        [[ -x "$SRC/tests/cmd/_bin/$cmd" ]] && continue
+        echo "runc-suite: go build tests/cmd/$cmd ($("$GO_BIN/go" version | cut -d' ' -f3))"
+        (cd "$runc_src" && go_env go build -tags seccomp -o "tests/cmd/_bin/$cmd" "./tests/cmd/$cmd")
+    done
+    if [[ "$COMPARE" == "runc-$RUNC_VERSION" && ! -x "$SUITE_DIR/usr/sbin/runc" ]]; then
+        echo "runc-suite: go build runc $RUNC_VERSION (for --compare)"
+        mkdir -p "$SUITE_DIR/usr/sbin"
+        (cd "$runc_src" && go_env go build -trimpath -buildmode=pie -tags "seccomp urfave_cli_no_docs" \
+            -ldflags "-X main.gitCommit=debian-$DEBIAN_VERSION -X main.version=$RUNC_VERSION" \
+            -o "$SUITE_DIR/usr/sbin/runc.tmp" . && mv "$SUITE_DIR/usr/sbin/runc.tmp" "$SUITE_DIR/usr/sbin/runc")
+    fi
+}
+
+case $RUNC_VERSION in
+1.1.5) setup_1_1 ;;
+1.3.6) DEBIAN_VERSION=1.3.6+ds1-1; setup_1_3 ;;
+*) echo "runc-suite: --runc-version: 1.3.6 (the default) or 1.1.5" >&2; exit 2 ;;
+esac
 VERSION=$(cat "$SRC/VERSION")
+# get-images.sh, which helpers.bash runs each time a test file is loaded (three times a test),
+# asks `go env GOARCH`; a stand-in answers it without starting Go (and passes anything else on).
+TEST_GO_BIN=$SUITE_DIR/test-bin
+mkdir -p "$TEST_GO_BIN"
+cat >"$TEST_GO_BIN/go.new" <<EOF_GO
+#!/bin/sh
+# runc-suite.sh: get-images.sh's \`go env GOARCH\`, answered at once
+[ "\$*" = "env GOARCH" ] && { echo $("$GO_BIN/go" env GOARCH); exit 0; }
+exec "$GO_BIN/go" "\$@"
+EOF_GO
+chmod 0755 "$TEST_GO_BIN/go.new"
+mv "$TEST_GO_BIN/go.new" "$TEST_GO_BIN/go"
 echo "runc-suite: runc $VERSION's suite from $SRC"
+[[ "$COMPARE" != "runc-$RUNC_VERSION" ]] || COMPARE=$SUITE_DIR/usr/sbin/runc
+[[ -z "$COMPARE" ]] || COMPARE=$(resolve_runtime "$COMPARE")
 
 # One fix to the suite's own harness, the same for every runtime: setup_seccompagent starts
 # the seccomp agent in the background and returns at once, and "SCMP_ACT_NOTIFY no
@@ -169,16 +340,6 @@ if ! grep -q 'mini-run runc-suite.sh: wait for the agent' "$HELPERS"; then
         { echo "runc-suite: setup_seccompagent not found in $HELPERS" >&2; rm -f "$HELPERS.new"; exit 1; }
     mv "$HELPERS.new" "$HELPERS"
 fi
-
-# --- 2. the helper programs -------------------------------------------------------------
-for cmd in recvtty sd-helper seccompagent; do
-    out=$SRC/contrib/cmd/$cmd/$cmd
-    [[ -x "$out" ]] && continue
-    echo "runc-suite: go build contrib/cmd/$cmd"
-    (cd "$SRC/contrib/cmd/$cmd" &&
-        GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE=$DIR/gocache \
-            GOPROXY=off go build -tags seccomp -o "$cmd" .)
-done
 
 # --- 3. the images ----------------------------------------------------------------------
 TESTDATA=$SRC/tests/integration/testdata
@@ -237,12 +398,14 @@ nogroup:x:65534:
 EOF
     echo "root:*:10933:0:99999:7:::" >"$tmp/etc/shadow"
     chmod 0640 "$tmp/etc/shadow"
-    tar -C "$tmp" --numeric-owner -cJf "$out.tmp" .
-    mv "$out.tmp" "$out"
+    tar -C "$tmp" --numeric-owner -cJf "$out.$$" .
+    mv "$out.$$" "$out"
     rm -rf "$tmp"
 }
 make_debian_image() {
-    # What hooks.bats uses of Debian's image: sh, grep, ldconfig and their libraries.
+    # What the tests use of Debian's image (hooks.bats, hooks_so.bats, idmap.bats, ioprio.bats,
+    # mounts_propagation.bats, mounts_recursive.bats, scheduler.bats): sh, bash, grep,
+    # ldconfig, stat, touch, findmnt, ionice, chrt... and their libraries.
     local out=$1 tmp f lib
     tmp=$(mktemp -d "$DIR/debian.XXXXXX")
     chmod 0755 "$tmp"
@@ -252,13 +415,16 @@ make_debian_image() {
     ln -s usr/lib "$tmp/lib"
     ln -s usr/lib64 "$tmp/lib64"
     chmod 1777 "$tmp/tmp"
-    for f in /usr/bin/dash /usr/bin/grep /usr/sbin/ldconfig /usr/bin/cat /usr/bin/ls; do
+    for f in /usr/bin/dash /usr/bin/bash /usr/bin/grep /usr/sbin/ldconfig /usr/bin/cat /usr/bin/ls \
+        /usr/bin/stat /usr/bin/touch /usr/bin/findmnt /usr/bin/ionice /usr/bin/chrt /usr/bin/sleep \
+        /usr/bin/mkdir /usr/bin/id /usr/bin/echo /usr/bin/true /usr/bin/false /usr/bin/env; do
         cp "$f" "$tmp$f"
         for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
-            lib=$(readlink -f "$lib")
-            local dest=$tmp/usr/lib/x86_64-linux-gnu/$(basename "$lib")
+            # Under the name the loader asks for (the soname ldd shows), not the file's own.
+            local dest
+            dest=$tmp/usr/lib/x86_64-linux-gnu/$(basename "$lib")
             case $lib in */ld-linux-x86-64.so.2) dest=$tmp/usr/lib64/ld-linux-x86-64.so.2 ;; esac
-            [[ -e "$dest" ]] || cp "$lib" "$dest"
+            [[ -e "$dest" ]] || cp "$(readlink -f "$lib")" "$dest"
         done
     done
     ln -s dash "$tmp/usr/bin/sh"
@@ -266,18 +432,19 @@ make_debian_image() {
     cp /etc/ld.so.conf.d/*.conf "$tmp/etc/ld.so.conf.d/" 2>/dev/null || true
     echo "root:x:0:0:root:/root:/bin/sh" >"$tmp/etc/passwd"
     echo "root:x:0:" >"$tmp/etc/group"
-    tar -C "$tmp" --numeric-owner -cJf "$out.tmp" .
-    mv "$out.tmp" "$out"
+    tar -C "$tmp" --numeric-owner -cJf "$out.$$" .
+    mv "$out.$$" "$out"
     rm -rf "$tmp"
 }
-ARCH=$(go env GOARCH)
-# Made again when this script's recipe for them changes (or busybox does).
-IMAGES_STAMP="$(sha256sum "$0" /bin/busybox | sha256sum | cut -c1-16)"
-if [[ "$(cat "$TESTDATA/.mini-run-images" 2>/dev/null)" != "$IMAGES_STAMP" ]]; then
-    rm -f "$TESTDATA/busybox-$ARCH.tar.xz" "$TESTDATA/debian-$ARCH.tar.xz"
+ARCH=$("$GO_BIN/go" env GOARCH)
+# Made again when their recipe above changes (or busybox does), each in a file of its own that
+# then replaces the old one: a run of the suite going on meanwhile never misses an image.
+IMAGES_STAMP="$( (declare -f make_busybox_image make_debian_image; cat /bin/busybox) | sha256sum | cut -c1-16)"
+if [[ "$(cat "$TESTDATA/.mini-run-images" 2>/dev/null)" != "$IMAGES_STAMP" ||
+    ! -f "$TESTDATA/busybox-$ARCH.tar.xz" || ! -f "$TESTDATA/debian-$ARCH.tar.xz" ]]; then
+    make_busybox_image "$TESTDATA/busybox-$ARCH.tar.xz"
+    make_debian_image "$TESTDATA/debian-$ARCH.tar.xz"
 fi
-[[ -f "$TESTDATA/busybox-$ARCH.tar.xz" ]] || make_busybox_image "$TESTDATA/busybox-$ARCH.tar.xz"
-[[ -f "$TESTDATA/debian-$ARCH.tar.xz" ]] || make_debian_image "$TESTDATA/debian-$ARCH.tar.xz"
 echo "$IMAGES_STAMP" >"$TESTDATA/.mini-run-images"
 
 # --- 4. run -----------------------------------------------------------------------------
@@ -298,6 +465,14 @@ ENTER=$DIR/enter-test-namespace.sh
 cat >"$ENTER" <<'EOF_ENTER'
 #!/bin/sh
 # Runs in the test's own mount namespace (runc-suite.sh): whatever it mounts stays there.
+# Its stdin: a FIFO it holds open for writing too, so that it never ends. `script` gives
+# the test a terminal; were its stdin /dev/null, at the end of it script would send an
+# end-of-file down that terminal, and `runc run`, whose stdin that terminal is, would
+# pass on a NUL ("^@") that starts the output the tests compare (as runc's CI, whose
+# stdin stays open, never sees).
+if [ -n "$STDIN_FIFO" ]; then
+    exec 0<>"$STDIN_FIFO"
+fi
 if [ -n "$CRIU_TO_HIDE" ]; then
     dir=$(dirname "$CRIU_TO_HIDE")
     mount -t overlay -o "lowerdir=$HIDE_LAYER:$dir" runc-suite-hide-criu "$dir" || exit 1
@@ -362,7 +537,7 @@ setup_rootless_user() {
     RL_AUX_DIR=$RL_DIR/aux
     install -d -m 0700 -o "$((RL_UIDMAP_START - 1000 + RL_AUX_UID))" "$RL_AUX_DIR"
     AS_USER=(setpriv --reuid="$RL_UID" --regid="$gid" --init-groups
-        env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
+        env -i PATH="$TEST_GO_BIN":/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
         HOME="$(getent passwd "$RL_USER" | cut -d: -f6)" USER="$RL_USER" LOGNAME="$RL_USER"
         TERM="${TERM:-xterm}" TMPDIR="$RL_DIR/tmp" XDG_RUNTIME_DIR="/run/user/$RL_UID"
         ROOTLESS_FEATURES="$RL_FEATURES"
@@ -389,21 +564,29 @@ test_names() { sed -nE 's/^@test "(.*)" \{$/\1/p' "$1"; }
 # and its diagnostics. Each test runs alone, in a PID and mount namespace of its own: when
 # it ends, or its timeout strikes, everything it started dies with the namespace's first
 # process and every mount it made goes with the namespace. bats' own BATS_TEST_TIMEOUT
-# cannot interrupt a test that waits on a hung runtime, so the timeout is ours. cgroup
-# directories the test left are removed afterwards.
+# cannot interrupt a test that waits on a hung runtime, so the timeout is ours. Its TMPDIR
+# (bats' BATS_TMPDIR) is its own too, removed afterwards.
 run_one() {
-    local runtime=$1 file=$2 name=$3 re out status before
+    local runtime=$1 file=$2 name=$3 re out status tmp
     re="^$(sed 's/[][\.*^$(){}+?|/]/\\&/g' <<<"$name")\$"
-    before=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort)
     status=0
     local as_user=()
-    ((ROOTLESS == 0)) || as_user=("${AS_USER[@]}" RUNC="$runtime")
-    out=$(RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER timeout -k 5 "$TEST_TIMEOUT" \
+    if ((ROOTLESS == 0)); then
+        tmp=$(mktemp -d "${TMPDIR:-/tmp}/runc-suite-test.XXXXXX")
+    else
+        tmp=$(mktemp -d "$RL_DIR/tmp/test.XXXXXX")
+        chown "$RL_UID" "$tmp"
+        as_user=("${AS_USER[@]}" RUNC="$runtime" TMPDIR="$tmp")
+    fi
+    chmod 0755 "$tmp"
+    mkfifo -m 0600 "$tmp/.stdin"
+    out=$(PATH="$TEST_GO_BIN:$PATH" TMPDIR=$tmp RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER \
+        STDIN_FIFO=$tmp/.stdin \
+        timeout -k 5 "$TEST_TIMEOUT" \
         unshare --pid --fork --kill-child --mount --mount-proc "$ENTER" "${as_user[@]}" \
-        script -qefc "bats --tap --filter $(printf '%q' "$re") $file" /dev/null </dev/null 2>&1 |
+        script -qefc "bats --tap --filter $(printf '%q' "$re") $file" /dev/null 2>&1 |
         tr -d '\r') || status=$?
-    comm -13 <(echo "$before") <(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort) |
-        sort -r | while IFS= read -r dir; do rmdir "$dir" 2>/dev/null || true; done
+    rm -rf "$tmp"
     local result
     result=$(grep -E '^(not )?ok 1 ' <<<"$out" | head -n1 | sed -E 's/^((not )?ok) 1 /\1 /' || true)
     if [[ -z "$result" ]]; then
@@ -418,21 +601,32 @@ run_one() {
 }
 
 # run_suite RUNTIME LABEL: every test of every file; TAP into DIR/results/LABEL/FILE.tap.
+# JOBS tests of a file at a time (--jobs), each still alone in its namespaces, with a
+# TMPDIR of its own (the suite puts its seccomp agent's socket there); the cgroup
+# directories the file's tests left are removed when the file is done.
 run_suite() {
-    local runtime=$1 label=$2 f name n began
+    local runtime=$1 label=$2 f name n began before
     local results=$DIR/results/$label
     rm -rf "$results"
     mkdir -p "$results"
     for f in "${FILES[@]}"; do
-        local out=$results/${f%.bats}.tap
+        local out=$results/${f%.bats}.tap parts
         began=$(date +%s)
+        before=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort)
+        parts=$(mktemp -d "$DIR/parts.XXXXXX")
         mapfile -t names < <(test_names "$f")
-        echo "1..${#names[@]}" >"$out"
         n=0
         for name in "${names[@]}"; do
             n=$((n + 1))
-            run_one "$runtime" "$f" "$name" | sed -E "1s/^((not )?ok) /\1 $n /" >>"$out"
+            while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+            run_one "$runtime" "$f" "$name" | sed -E "1s/^((not )?ok) /\1 $n /" >"$parts/$n" &
         done
+        wait
+        echo "1..${#names[@]}" >"$out"
+        for ((n = 1; n <= ${#names[@]}; n++)); do cat "$parts/$n" >>"$out"; done
+        rm -rf "$parts"
+        comm -13 <(echo "$before") <(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort) |
+            sort -r | while IFS= read -r dir; do rmdir "$dir" 2>/dev/null || true; done
         printf '%-28s %s (%ss)\n' "$f" "$(summarize "$out")" "$(($(date +%s) - began))"
     done
 }

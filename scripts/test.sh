@@ -9,10 +9,11 @@
 #   4b. has podman, containerd and docker drive build/mini-run (scripts/engines-test.sh;
 #       installs them; docker compares mini-run with runc; rootless podman too),
 #   4c. runs runc's own integration suite against build/mini-run (scripts/runc-suite.sh: runc
-#       1.1.5's tests from Debian's source package; fails on a test not listed in
-#       tests/runc-suite/expected-failures), then again rootless, as runc's CI also runs it
-#       (--rootless: an unprivileged user of its own, ROOTLESS_FEATURES=idmap; against
-#       tests/runc-suite/expected-failures-rootless),
+#       1.3.6's tests from Debian unstable's source package, their helpers built with Go and
+#       Go libraries from unstable unpacked under /var/tmp, nothing installed from unstable;
+#       fails on a test not listed in tests/runc-suite/expected-failures-1.3), then again
+#       rootless, as runc's CI also runs it (--rootless: an unprivileged user of its own,
+#       ROOTLESS_FEATURES=idmap; against tests/runc-suite/expected-failures-rootless-1.3),
 #   5. builds and runs the unit tests with AddressSanitizer and UBSan in build-asan/,
 #   5b. runs each libFuzzer harness (tests/fuzz/) for 30 s (scripts/fuzz.sh; FUZZ_SECONDS=N
 #      for longer), built with clang-16 in build-fuzz/ in the background since step 2,
