@@ -7,10 +7,12 @@
 // process does was decided before its clone (process_plan.hpp): the steps read their plan.
 #include "recipe.hpp"
 
+#include "create.hpp"
 #include "minirun/explain.hpp"
 #include "minirun/log.hpp"
 #include "mount/mount.hpp"
 #include "ns/net.hpp"
+#include "ns/pid.hpp"
 #include "ns/time.hpp"
 #include "ns/user.hpp"
 #include "ns/uts.hpp"
@@ -20,7 +22,6 @@
 #include "process/scheduling.hpp"
 #include "process/terminal.hpp"
 
-#include <poll.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -33,30 +34,6 @@ namespace {
 
 using spec::NamespaceType;
 using Setup = ProcessSetup;
-
-// Blocks until `start` writes to exec.fifo. The fifo was opened non-blocking (so that the
-// open itself did not wait for a writer); poll() sleeps until the byte arrives.
-Status wait_for_start(int fifo) {
-    pollfd entry{fifo, POLLIN, 0};
-    for (;;) {
-        int ready = ::poll(&entry, 1, -1);
-        if (ready < 0 && errno == EINTR) {
-            continue;
-        }
-        if (ready < 0) {
-            return Error::from_errno("wait for start");
-        }
-        char byte = 0;
-        ssize_t got = ::read(fifo, &byte, 1);
-        if (got == 1) {
-            return {};
-        }
-        if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
-            continue;
-        }
-        return Error(EPIPE, "wait for start: exec.fifo closed without a start");
-    }
-}
 
 security::ListenerState listener_state(const Setup& s) {
     return {s.listener.get(), s.plan.oci_version, s.container_pid, s.state_json};
@@ -139,6 +116,11 @@ Status join_namespaces(Setup& s) {
     return runtime::join_namespaces(s.plan.joins, s.sys);
 }
 
+Status join_init_namespaces(InitSetup& s) {
+    MR_TRY(join_namespaces(s));
+    return pid::continue_as_pid_1(s.container, s.sync, s.sys); // a new pid ns in a joined user ns
+}
+
 Status wait_for_parent(InitSetup& s) {
     if (!s.init.wait_for_parent) {
         return {};
@@ -156,7 +138,9 @@ Status wait_for_parent(InitSetup& s) {
 }
 
 Status become_user_namespace_root(InitSetup& s) {
-    if (!s.container.creates(NamespaceType::user)) {
+    // Also in a joined user namespace (runc's nsexec since 1.2): our host ids are unmapped
+    // there, and the kernel refuses to create a file whose owner it cannot map (EOVERFLOW).
+    if (!s.container.has_own(NamespaceType::user)) {
         return {};
     }
     if (maps_written_unprivileged(s)) {
@@ -445,18 +429,20 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
         "connect the seccomp listener",
         "linux.seccomp.listenerPath is a host path: connect while the host's file system and "
         "namespaces are still ours"),
-    both<join_namespaces>(
-        "join namespaces",
-        "namespaces named by path (the init) or the container's (exec), the user namespace first: "
-        "its privileges decide whether the others may be joined, and own what is created below"),
+    split("join namespaces",
+          "namespaces named by path (the init) or the container's (exec): the user namespace after "
+          "those we may join ourselves, before the rest; it owns what is created below (a new pid "
+          "namespace in a joined one: the init goes on as its pid 1, pid.hpp)",
+          join_init_namespaces, join_namespaces),
     init_only<wait_for_parent>(
         "wait for the parent",
         "in a new user namespace our ids mean nothing until the parent has written the maps; the "
         "message also carries our host pid, for the hooks' state"),
     init_only<become_user_namespace_root>(
         "become root in the user namespace",
-        "the maps exist now: uid and gid 0 inside (rootless: non-dumpable only now, the "
-        "parent wrote our /proc/<pid>/uid_map)"),
+        "the maps exist now (a joined namespace's always did): uid and gid 0 inside, before "
+        "anything is created (rootless: non-dumpable only now, the parent wrote our "
+        "/proc/<pid>/uid_map)"),
     init_only<unshare_namespaces>(
         "unshare namespaces",
         "the namespaces a joined user namespace must own, and a cgroup namespace rooted at the "

@@ -28,7 +28,9 @@ constexpr std::array<StepGuide, 83> kGuides = {{
      "the runtime binary from the container's root (CVE-2019-5736)", ""},
     {"IPC warning", "none", "nothing: a warning when the host's IPC objects stay visible", ""},
     {"open namespaces to join",
-     "openat of each linux.namespaces[].path, ioctl(NS_GET_NSTYPE) to check its type",
+     "openat of each linux.namespaces[].path, ioctl(NS_GET_NSTYPE) to check its type; with a "
+     "joined user namespace and mappings, a child's setns into it, reads of its uid_map and "
+     "gid_map",
      "nothing yet: namespaces to share instead of making new ones", "ls -l /proc/self/ns"},
     {"mark a joined PID namespace",
      "only for a joined PID namespace and CAP_SYS_PTRACE: stat of each container's "
@@ -141,7 +143,9 @@ constexpr std::array<StepGuide, 83> kGuides = {{
     {"I/O priority", "ioprio_set", "I/O scheduling class and priority", "ionice -p {pid}"},
     {"connect the seccomp listener", "socket(AF_UNIX) and connect to linux.seccomp.listenerPath",
      "nothing: a supervisor that will answer the filter's notifications", ""},
-    {"join namespaces", "setns for each linux.namespaces[].path, the user namespace first",
+    {"join namespaces",
+     "setns for each linux.namespaces[].path: those it may, the user namespace, the others; "
+     "a new PID namespace in a joined user one: unshare(CLONE_NEWPID), clone(CLONE_PARENT)",
      "shared instead of new: the named namespaces are the container's", "ls -l /proc/{pid}/ns"},
     {"wait for the parent", "recvmsg on the sync socket until the id maps are written", "nothing",
      "cat /proc/{pid}/uid_map"},

@@ -23,6 +23,8 @@ enum class ToParent : uint32_t {
     kCreated = 5,  // set up; waiting for start
     kError = 6,    // header.error_number: the errno; payload: the message. Then _exit(1)
     kLog = 7,      // payload: one log line for mini-run's stderr (log.hpp), without newline
+    kForked = 8,   // payload: the pid of the init's second stage, pid 1 of its new pid
+                   // namespace in a joined user namespace (pid.hpp), which takes over
 };
 
 // A frame is this header, then up to kMaxSyncFrame - 8 bytes of payload (for kError: the
