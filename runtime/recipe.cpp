@@ -51,6 +51,11 @@ Status join_cgroups(Setup& s) {
     return {};
 }
 
+Status reset_init_affinity(InitSetup& s) {
+    scheduling::reset_affinity(s.sys);
+    return {};
+}
+
 Status set_final_affinity(Setup& s) {
     return scheduling::apply_final_affinity(s.process.exec_cpu_affinity, s.sys);
 }
@@ -387,11 +392,10 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
         "join cgroups",
         "first, so that everything the process does is counted, and before a cgroup namespace "
         "is unshared (its root is the cgroup its creator is in)"),
-    exec_only<set_final_affinity>(
-        "exec CPU affinity",
-        "process.execCPUAffinity.final, once in the container's cgroup (runtime-spec); the exec'd "
-        "process was born on `initial`, which mini-run took on around the clone. Not the init's "
-        "(the spec)"),
+    split("CPU affinity",
+          "once in the container's cgroup: every cpu, which its cpuset narrows, not mini-run's own "
+          "(runc 1.3); an exec'd process, born on execCPUAffinity.initial, takes `final`",
+          reset_init_affinity, set_final_affinity),
     both<close_fds>(
         "close inherited fds",
         "only mini-run's own fds survive (the state directory's, and with it the lock, goes too)"),
