@@ -304,6 +304,7 @@ Status plan_the_init(Run& r) {
     process.cgroup_join = &r.cgroup_join;
     process.signal_mask = r.mode.exec_mask;
     process.memory_policy = r.created.plan.memory_policy;
+    process.personality = r.created.plan.personality;
     process.exec_gate = r.exec_gate.get();
     process.oci_version = r.created.plan.oci_version;
     process.keep_fds = {r.init_end.fd(), r.fifo.get(), log::file_descriptor(), r.exec_gate.get(),

@@ -249,8 +249,8 @@ Status open_terminal(Setup& s) {
     return s.sync.send(ToParent::kConsole, "", pty.master.get());
 }
 
-Status set_personality(InitSetup& s) {
-    return limits::set_personality(s.container.personality, s.sys);
+Status set_personality(Setup& s) {
+    return limits::set_personality(s.plan.personality, s.sys);
 }
 
 Status enter_cwd_privileged(Setup& s) {
@@ -488,7 +488,7 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
     init_only<readonly_paths>("read-only paths", "as masked paths"),
     both<open_terminal>("terminal",
                         "the pty comes from the container's own devpts, so only after pivot_root"),
-    init_only<set_personality>("personality", "execution domain of the process"),
+    both<set_personality>("personality", "linux.personality; exec'd processes too (runc 1.3)"),
     both<enter_cwd_privileged>(
         "cwd while privileged",
         "as runc: the user may start in a directory only root could reach; refused even to root "

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/personality.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -148,4 +149,23 @@ TEST_CASE("process recipe: an exec'd process tells the seccomp listener the stat
     ProcessSetup setup(sys, fixture.init.process, fixture.child, false);
     CHECK(setup.container_pid == 4242);
     CHECK(setup.state_json == R"({"id":"c1"})");
+}
+
+TEST_CASE("process recipe: an exec'd process takes linux.personality, as the init does",
+          "[recipe][exec]") {
+    const std::string call = cat("personality ", static_cast<unsigned long>(PER_LINUX32));
+    FakeSyscalls sys;
+    ExecdProcess process(1000);
+    SECTION("set: before the privilege drop and the exec, as runc 1.3 does") {
+        process.fixture.init.process.personality = spec::Personality{"LINUX32", {}};
+        REQUIRE(process.run(sys).ok());
+        CHECK(std::count(sys.calls.begin(), sys.calls.end(), call) == 1);
+        CHECK(in_order(sys.names(), {"personality", "prctl PR_SET_NO_NEW_PRIVS", "execve"}));
+    }
+    SECTION("unset: no call") {
+        REQUIRE(process.run(sys).ok());
+        for (const std::string& name : sys.names()) {
+            CHECK(name != "personality");
+        }
+    }
 }
