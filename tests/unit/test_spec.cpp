@@ -284,3 +284,19 @@ TEST_CASE("process defaults: cwd, user, terminal", "[spec]") {
         CHECK(spec.process->cwd == "/");
     }
 }
+
+TEST_CASE("capabilities: whether an inheritable set is given, as runc's exec --cap asks",
+          "[spec]") {
+    auto given = [](const char* capabilities) {
+        const std::string process =
+            std::string(R"({"args": ["sh"], "capabilities": )") + capabilities + "}";
+        Spec spec = parse_ok(edited(minimal_config, {{"/process", process.c_str()}}));
+        REQUIRE(spec.process);
+        REQUIRE(spec.process->capabilities);
+        return spec.process->capabilities->inheritable_given;
+    };
+    CHECK(given(R"({"inheritable": ["CAP_CHOWN"]})"));
+    CHECK(given(R"({"inheritable": []})")); // Go: an empty slice, not nil
+    CHECK_FALSE(given(R"({"inheritable": null})"));
+    CHECK_FALSE(given(R"({"bounding": ["CAP_KILL"]})"));
+}
