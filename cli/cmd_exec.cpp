@@ -86,12 +86,18 @@ Result<spec::Process> with_flags(const ExecFlags& flags, spec::Process process) 
         if (!process.capabilities) {
             process.capabilities.emplace();
         }
-        // Never into inheritable or ambient: those would pass the capability on to
-        // programs the process execs.
+        // As runc 1.3: never into inheritable; into ambient only when the config has an
+        // inheritable set (runc: "ambient capabilities can't be set without inheritable"),
+        // so that a non-root user gets the capability across its exec when the container's
+        // process could.
+        spec::Capabilities& caps = *process.capabilities;
         for (const std::string& cap : flags.caps) {
-            add_capability(process.capabilities->bounding, cap);
-            add_capability(process.capabilities->effective, cap);
-            add_capability(process.capabilities->permitted, cap);
+            add_capability(caps.bounding, cap);
+            add_capability(caps.effective, cap);
+            add_capability(caps.permitted, cap);
+            if (caps.inheritable_given) {
+                add_capability(caps.ambient, cap);
+            }
         }
     }
     process.no_new_privileges = process.no_new_privileges || flags.no_new_privs;

@@ -53,11 +53,11 @@ using runtime::Created;
 using runtime::CreateMode;
 using runtime::PendingCgroup;
 using runtime::PendingState;
+using runtime::make_cgroup;
 
-// With the exec gate the init execs it right after kCreated; its end of the socket is
-// close-on-exec then, so end of stream here says pid 1 is the sealed gate. Only after that
-// may the lock go, and with it the container to `exec` (a process put there with
-// CAP_SYS_PTRACE could otherwise open /proc/1/exe while it still is mini-run).
+// With the exec gate the init execs it right after kCreated, closing its (close-on-exec)
+// end of the socket: end of stream says pid 1 is the sealed gate. Only then may the lock go,
+// and the container to `exec` (with CAP_SYS_PTRACE, one could open /proc/1/exe of mini-run).
 Status wait_until_gate_entered(ParentEnd& sync) {
     MR_ASSIGN(SyncEvent event, sync.receive());
     if (event.eof) {
@@ -94,11 +94,11 @@ struct CreateRun {
     runtime::security::ProcessSecurity security;
     std::vector<UniqueFd> bind_sources;
     std::vector<runtime::CgroupBind> cgroup_binds;
-    std::optional<PendingState> pending_state;
+    std::optional<runtime::PendingState> pending_state;
     UniqueFd fifo;
     runtime::cgroup::Cgroup cgroup;
     runtime::cgroup::Host cgroup_host; // where `cgroup` was found
-    std::optional<PendingCgroup> pending_cgroup;
+    std::optional<runtime::PendingCgroup> pending_cgroup;
     runtime::cgroup::SelfJoin cgroup_join;
     std::optional<runtime::intel_rdt::PendingGroup> rdt_group;
     std::optional<runtime::mount::HostMounts> host_mounts;
@@ -159,7 +159,7 @@ Status ipc_warning(Run& r) {
 }
 
 Status open_namespaces(Run& r) {
-    MR_ASSIGN(r.namespaces, runtime::open_namespaces_to_join(r.created.plan)); // namespaces.cpp
+    MR_ASSIGN(r.namespaces, runtime::open_namespaces_to_join(r.created.plan, r.sys));
     return {};
 }
 
@@ -292,6 +292,7 @@ Status plan_the_init(Run& r) {
     process.cgroup_join = &r.cgroup_join;
     process.signal_mask = r.mode.exec_mask;
     process.memory_policy = r.created.plan.memory_policy;
+    process.personality = r.created.plan.personality;
     process.exec_gate = r.exec_gate.get();
     process.relayed_terminal = r.mode.relay_terminal;
     process.oci_version = r.created.plan.oci_version;
@@ -310,7 +311,7 @@ Status clone_the_init(Run& r) {
     {
         auto v2_dir = r.cgroup.open_v2_dir();
         MR_ASSIGN(auto in_pid_namespace,
-                  runtime::pid::JoinedForChildren::enter(r.created.plan, r.sys)); // pid.cpp
+                  runtime::pid::JoinedForChildren::enter(r.namespaces, r.sys)); // pid.cpp
         log::debug("nsexec container setup: clone3 into the container's new namespaces");
         bool born_in_v2 = false;
         MR_ASSIGN(pid_t pid, runtime::clone_process( // spawn.hpp; the child runs recipe.cpp
@@ -319,10 +320,11 @@ Status clone_the_init(Run& r) {
                                      runtime::run_init(r.init_plan, r.init_end, r.sys, born);
                                  }));
         r.init.reset(pid);
-        explain::set_init_pid(pid); // --explain=step's cards name it from here
         MR_TRY_WRAP(in_pid_namespace.leave(), "create");
     }
     r.init_end.close();
+    MR_TRY(runtime::pid::take_second_stage(r.created.plan, r.created.sync, r.init)); // pid.hpp
+    explain::set_init_pid(r.init.get()); // --explain=step's cards name it from here
     // Only the init may hold the fifo (or its end of the start socket) open for reading:
     // `start` learns from a failed open (a refused send) that the init is gone.
     r.fifo.reset();
@@ -401,7 +403,8 @@ Status serve_the_init(Run& r) {
             return {};
         case ToParent::kError:
             return event.error;
-        case ToParent::kLog: // written to our log by receive(): never returned
+        case ToParent::kLog:    // written to our log by receive(): never returned
+        case ToParent::kForked: // only right after the clone (take_second_stage)
             break;
         }
     }
@@ -481,8 +484,9 @@ constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
      protect_binary},
     {"IPC warning", "the host's queues are visible without an IPC namespace", kParent, ipc_warning},
     {"open namespaces to join",
-     "each path checked to be a namespace of the named type before anything is created", kParent,
-     open_namespaces},
+     "each path checked to be a namespace of the named type before anything is created; a "
+     "joined user namespace's maps checked against the config's",
+     kParent, open_namespaces},
     {"mark a joined PID namespace",
      "a process here that may hold CAP_SYS_PTRACE could reach what `exec` starts in the "
      "containers whose PID namespace this joins: their execs take the protected re-exec then",
@@ -524,7 +528,7 @@ constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
      kParent, plan_the_init},
     {"clone the init",
      "clone3 into the new namespaces, through the PID namespace to join, straight into the "
-     "cgroup2 directory",
+     "cgroup2 directory (a new PID namespace in a joined user namespace: its pid 1 takes over)",
      kParent, clone_the_init},
     {"join the RDT group",
      "the init's pid in the group's tasks before it runs anything of the container's: its "

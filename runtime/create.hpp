@@ -46,4 +46,8 @@ Result<Created> create_internal(const CreateOptions& options, const CreateMode& 
 // run's `start_socket`, then runs the poststart hooks.
 Status start_created(Opened& container, const spec::Spec& spec, UniqueFd start_socket = {});
 
+// The init's side (recipe.cpp): blocks until `start` writes its byte to exec.fifo, `fifo`
+// the init's non-blocking read end.
+Status wait_for_start(int fifo);
+
 } // namespace minirun::runtime

@@ -276,6 +276,7 @@ Status plan_the_process(Run& r) {
     // The container's NUMA policy too: this process is forked from mini-run, not from the
     // init, so it does not inherit the init's.
     plan.memory_policy = r.spec.linux.memory_policy;
+    plan.personality = r.spec.linux.personality;
     plan.exec_gate = r.exec_gate.get();
     plan.new_session = r.process.terminal;
     plan.bind_console = false;

@@ -18,6 +18,9 @@ bool Plan::creates(NamespaceType type) const {
     if (type == NamespaceType::time) {
         return new_time_namespace;
     }
+    if (type == NamespaceType::pid && new_pid_namespace_in_joined_user) {
+        return true;
+    }
     auto flag = static_cast<unsigned long>(spec::namespace_kind(type).clone_flag);
     return ((clone_flags | unshare_flags) & flag) != 0;
 }
@@ -131,13 +134,12 @@ Status plan_namespaces(const spec::Spec& spec, Plan& plan) {
     bool joins_user = plan.joins_namespace(NamespaceType::user);
     bool creates_user = (new_flags & CLONE_NEWUSER) != 0;
     if (joins_user) {
-        if ((new_flags & CLONE_NEWPID) != 0) {
-            return Error(EINVAL, "linux.namespaces: a new pid namespace together with a "
-                                 "joined user namespace is not supported");
-        }
         // New namespaces must belong to the joined user namespace, so the init creates
-        // them after setns() instead of clone() creating them before.
-        plan.unshare_flags = new_flags;
+        // them after setns() instead of clone() creating them before. Not a PID namespace:
+        // unshare() would put only the init's children in it, so the parent makes it in
+        // the joined user namespace and clones the init into it as pid 1 (pid.hpp).
+        plan.new_pid_namespace_in_joined_user = (new_flags & CLONE_NEWPID) != 0;
+        plan.unshare_flags = new_flags & ~static_cast<unsigned long>(CLONE_NEWPID);
         return {};
     }
     if (creates_user && !plan.joins.empty()) {
@@ -243,7 +245,7 @@ Result<Plan> make_plan(const spec::Spec& spec, const PlanInput& input) {
     plan_process(spec, input, plan);
 
     const spec::Linux& linux = spec.linux;
-    if (plan.creates(NamespaceType::user)) {
+    if (plan.has_own(NamespaceType::user)) {
         plan.uid_map = id_map_text(linux.uid_mappings);
         plan.gid_map = id_map_text(linux.gid_mappings);
     }

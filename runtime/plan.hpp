@@ -68,10 +68,15 @@ struct Plan {
     // New namespaces the init creates with unshare() after joining others: used when a
     // user namespace is joined, so that they are owned by it.
     unsigned long unshare_flags = 0;
-    bool new_time_namespace = false;    // needs unshare + offsets + setns, see time.cpp
+    bool new_time_namespace = false; // needs unshare + offsets + setns, see time.cpp
+    // A new PID namespace with a joined user namespace: the parent makes it in that user
+    // namespace, which must own it, and clones the init into it as if it were joined (pid.hpp).
+    bool new_pid_namespace_in_joined_user = false;
     std::vector<NamespaceToJoin> joins; // user namespace first
 
-    std::string uid_map; // "0 100000 65536\n", written by the parent
+    // "0 100000 65536\n": written by the parent into a new user namespace; with a joined
+    // one, what the config says its maps are, checked against them (namespaces.cpp).
+    std::string uid_map;
     std::string gid_map;
     std::string time_offsets; // "monotonic 5 0\n"
 

@@ -41,6 +41,9 @@ struct ProcessPlan {
     // linux.memoryPolicy: an exec'd process is forked from mini-run, not from the init, so it
     // does not inherit the init's.
     std::optional<spec::MemoryPolicy> memory_policy;
+    // linux.personality: an exec'd process does not inherit the init's either (runc 1.3
+    // applies it to both).
+    std::optional<spec::Personality> personality;
     int exec_gate = -1;       // the gate's memfd (exec_gate.hpp), or -1: exec directly
     bool new_session = true;  // the init always; an exec'd process with a terminal
     bool bind_console = true; // /dev/console: the init's only

@@ -7,10 +7,12 @@
 // process does was decided before its clone (process_plan.hpp): the steps read their plan.
 #include "recipe.hpp"
 
+#include "create.hpp"
 #include "minirun/explain.hpp"
 #include "minirun/log.hpp"
 #include "mount/mount.hpp"
 #include "ns/net.hpp"
+#include "ns/pid.hpp"
 #include "ns/time.hpp"
 #include "ns/user.hpp"
 #include "ns/uts.hpp"
@@ -20,7 +22,6 @@
 #include "process/scheduling.hpp"
 #include "process/terminal.hpp"
 
-#include <poll.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -33,30 +34,6 @@ namespace {
 
 using spec::NamespaceType;
 using Setup = ProcessSetup;
-
-// Blocks until `start` writes to exec.fifo. The fifo was opened non-blocking (so that the
-// open itself did not wait for a writer); poll() sleeps until the byte arrives.
-Status wait_for_start(int fifo) {
-    pollfd entry{fifo, POLLIN, 0};
-    for (;;) {
-        int ready = ::poll(&entry, 1, -1);
-        if (ready < 0 && errno == EINTR) {
-            continue;
-        }
-        if (ready < 0) {
-            return Error::from_errno("wait for start");
-        }
-        char byte = 0;
-        ssize_t got = ::read(fifo, &byte, 1);
-        if (got == 1) {
-            return {};
-        }
-        if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
-            continue;
-        }
-        return Error(EPIPE, "wait for start: exec.fifo closed without a start");
-    }
-}
 
 security::ListenerState listener_state(const Setup& s) {
     return {s.listener.get(), s.plan.oci_version, s.container_pid, s.state_json};
@@ -71,6 +48,11 @@ Status join_cgroups(Setup& s) {
         return {};
     }
     MR_TRY_WRAP(s.plan.cgroup_join->join(s.born_in_v2_cgroup), "join the container's cgroups");
+    return {};
+}
+
+Status reset_init_affinity(InitSetup& s) {
+    scheduling::reset_affinity(s.sys);
     return {};
 }
 
@@ -139,6 +121,11 @@ Status join_namespaces(Setup& s) {
     return runtime::join_namespaces(s.plan.joins, s.sys);
 }
 
+Status join_init_namespaces(InitSetup& s) {
+    MR_TRY(join_namespaces(s));
+    return pid::continue_as_pid_1(s.container, s.sync, s.sys); // a new pid ns in a joined user ns
+}
+
 Status wait_for_parent(InitSetup& s) {
     if (!s.init.wait_for_parent) {
         return {};
@@ -156,7 +143,9 @@ Status wait_for_parent(InitSetup& s) {
 }
 
 Status become_user_namespace_root(InitSetup& s) {
-    if (!s.container.creates(NamespaceType::user)) {
+    // Also in a joined user namespace (runc's nsexec since 1.2): our host ids are unmapped
+    // there, and the kernel refuses to create a file whose owner it cannot map (EOVERFLOW).
+    if (!s.container.has_own(NamespaceType::user)) {
         return {};
     }
     if (maps_written_unprivileged(s)) {
@@ -261,8 +250,8 @@ Status open_terminal(Setup& s) {
     return s.sync.send(ToParent::kConsole, "", pty.master.get());
 }
 
-Status set_personality(InitSetup& s) {
-    return limits::set_personality(s.container.personality, s.sys);
+Status set_personality(Setup& s) {
+    return limits::set_personality(s.plan.personality, s.sys);
 }
 
 Status enter_cwd_privileged(Setup& s) {
@@ -405,11 +394,10 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
         "join cgroups",
         "first, so that everything the process does is counted, and before a cgroup namespace "
         "is unshared (its root is the cgroup its creator is in)"),
-    exec_only<set_final_affinity>(
-        "exec CPU affinity",
-        "process.execCPUAffinity.final, once in the container's cgroup (runtime-spec); the exec'd "
-        "process was born on `initial`, which mini-run took on around the clone. Not the init's "
-        "(the spec)"),
+    split("CPU affinity",
+          "once in the container's cgroup: every cpu, which its cpuset narrows, not mini-run's own "
+          "(runc 1.3); an exec'd process, born on execCPUAffinity.initial, takes `final`",
+          reset_init_affinity, set_final_affinity),
     both<close_fds>(
         "close inherited fds",
         "only mini-run's own fds survive (the state directory's, and with it the lock, goes too)"),
@@ -447,18 +435,20 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
         "connect the seccomp listener",
         "linux.seccomp.listenerPath is a host path: connect while the host's file system and "
         "namespaces are still ours"),
-    both<join_namespaces>(
-        "join namespaces",
-        "namespaces named by path (the init) or the container's (exec), the user namespace first: "
-        "its privileges decide whether the others may be joined, and own what is created below"),
+    split("join namespaces",
+          "namespaces named by path (the init) or the container's (exec): the user namespace after "
+          "those we may join ourselves, before the rest; it owns what is created below (a new pid "
+          "namespace in a joined one: the init goes on as its pid 1, pid.hpp)",
+          join_init_namespaces, join_namespaces),
     init_only<wait_for_parent>(
         "wait for the parent",
         "in a new user namespace our ids mean nothing until the parent has written the maps; the "
         "message also carries our host pid, for the hooks' state"),
     init_only<become_user_namespace_root>(
         "become root in the user namespace",
-        "the maps exist now: uid and gid 0 inside (rootless: non-dumpable only now, the "
-        "parent wrote our /proc/<pid>/uid_map)"),
+        "the maps exist now (a joined namespace's always did): uid and gid 0 inside, before "
+        "anything is created (rootless: non-dumpable only now, the parent wrote our "
+        "/proc/<pid>/uid_map)"),
     init_only<unshare_namespaces>(
         "unshare namespaces",
         "the namespaces a joined user namespace must own, and a cgroup namespace rooted at the "
@@ -500,7 +490,7 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
     init_only<readonly_paths>("read-only paths", "as masked paths"),
     both<open_terminal>("terminal",
                         "the pty comes from the container's own devpts, so only after pivot_root"),
-    init_only<set_personality>("personality", "execution domain of the process"),
+    both<set_personality>("personality", "linux.personality; exec'd processes too (runc 1.3)"),
     both<enter_cwd_privileged>(
         "cwd while privileged",
         "as runc: the user may start in a directory only root could reach; refused even to root "

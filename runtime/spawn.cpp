@@ -2,6 +2,7 @@
 
 #include "minirun/explain.hpp"
 #include "minirun/log.hpp"
+#include "process/scheduling.hpp"
 #include "process/terminal.hpp"
 #include "security/exec_gate.hpp"
 
@@ -41,6 +42,12 @@ Result<UniqueFd> protect_runtime_binary(std::string ruled_out, std::string_view 
     // container's process.
     protection.reexec_mask = reexec_mask;
     return exec_gate::protect_runtime_binary(protection);
+}
+
+void log_clone_affinity() {
+    if (log::enabled(log::Level::debug)) {
+        log::debug(cat("nsexec: affinity: ", scheduling::affinity_mask_text()));
+    }
 }
 
 Error child_error_or(ParentEnd& sync, const Error& fallback) {

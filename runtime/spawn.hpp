@@ -29,6 +29,10 @@ Status check_terminal_options(bool terminal, const std::string& console_socket, 
 Result<UniqueFd> protect_runtime_binary(std::string ruled_out, std::string_view gate_text,
                                         char** reexec_argv, const sigset_t* reexec_mask);
 
+// Under --debug, the cpu affinity a cloned process is born with (mini-run's own, or
+// execCPUAffinity.initial), as runc's nsexec logs it: "nsexec: affinity: 0x3".
+void log_clone_affinity();
+
 // Clones a container process with the namespace `flags`, born straight into the cgroup2
 // directory `cgroup_fd` where there is one (*born_in_v2 says whether the kernel did). The
 // child drops its copy of the parent's end of the sync socket (or it would never see end of
@@ -36,6 +40,7 @@ Result<UniqueFd> protect_runtime_binary(std::string ruled_out, std::string_view 
 template <typename Child>
 Result<pid_t> clone_process(unsigned long flags, int cgroup_fd, ParentEnd& parent_end,
                             bool* born_in_v2, Child&& child) {
+    log_clone_affinity();
     MR_ASSIGN(pid_t pid, clone_with(flags, cgroup_fd, born_in_v2));
     if (pid == 0) {
         parent_end.close();

@@ -1,5 +1,5 @@
 // start: releasing a created container (exec.fifo, or run's start socket) and its poststart
-// hooks.
+// hooks; and the init's side of exec.fifo, its wait for the start byte.
 #include "create.hpp"
 #include "lifecycle.hpp"
 #include "process/hooks.hpp"
@@ -87,6 +87,30 @@ Status start_container(const std::string& root, const std::string& id) {
     MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id));
     MR_ASSIGN(spec::Spec spec, runtime::saved_spec_for(container.dir, {"poststart"}));
     return runtime::start_created(container, spec);
+}
+
+// The fifo was opened non-blocking (so that the open itself did not wait for a writer);
+// poll() sleeps until the byte arrives.
+Status runtime::wait_for_start(int fifo) {
+    pollfd entry{fifo, POLLIN, 0};
+    for (;;) {
+        int ready = ::poll(&entry, 1, -1);
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready < 0) {
+            return Error::from_errno("wait for start");
+        }
+        char byte = 0;
+        ssize_t got = ::read(fifo, &byte, 1);
+        if (got == 1) {
+            return {};
+        }
+        if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+            continue;
+        }
+        return Error(EPIPE, "wait for start: exec.fifo closed without a start");
+    }
 }
 
 } // namespace minirun

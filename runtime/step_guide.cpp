@@ -28,7 +28,9 @@ constexpr std::array<StepGuide, 84> kGuides = {{
      "the runtime binary from the container's root (CVE-2019-5736)", ""},
     {"IPC warning", "none", "nothing: a warning when the host's IPC objects stay visible", ""},
     {"open namespaces to join",
-     "openat of each linux.namespaces[].path, ioctl(NS_GET_NSTYPE) to check its type",
+     "openat of each linux.namespaces[].path, ioctl(NS_GET_NSTYPE) to check its type; with a "
+     "joined user namespace and mappings, a child's setns into it, reads of its uid_map and "
+     "gid_map",
      "nothing yet: namespaces to share instead of making new ones", "ls -l /proc/self/ns"},
     {"mark a joined PID namespace",
      "only for a joined PID namespace and CAP_SYS_PTRACE: stat of each container's "
@@ -125,7 +127,9 @@ constexpr std::array<StepGuide, 84> kGuides = {{
     {"join cgroups", "write of its pid to cgroup.procs in each v1 hierarchy",
      "resources: everything it does from here counts against the container's limits",
      "cat /proc/{pid}/cgroup"},
-    {"exec CPU affinity", "sched_setaffinity", "CPUs: the process runs only on these", ""},
+    {"CPU affinity", "sched_setaffinity: every cpu, or execCPUAffinity.final",
+     "CPUs: the container's cpuset, not the ones mini-run was started on",
+     "grep Cpus_allowed_list /proc/{pid}/status"},
     {"close inherited fds", "close_range, or close of each fd above the kept ones",
      "the host's files: an fd left open is a way out of the container (CVE-2024-21626)",
      "ls -l /proc/{pid}/fd"},
@@ -143,7 +147,9 @@ constexpr std::array<StepGuide, 84> kGuides = {{
     {"I/O priority", "ioprio_set", "I/O scheduling class and priority", "ionice -p {pid}"},
     {"connect the seccomp listener", "socket(AF_UNIX) and connect to linux.seccomp.listenerPath",
      "nothing: a supervisor that will answer the filter's notifications", ""},
-    {"join namespaces", "setns for each linux.namespaces[].path, the user namespace first",
+    {"join namespaces",
+     "setns for each linux.namespaces[].path: those it may, the user namespace, the others; "
+     "a new PID namespace in a joined user one: unshare(CLONE_NEWPID), clone(CLONE_PARENT)",
      "shared instead of new: the named namespaces are the container's", "ls -l /proc/{pid}/ns"},
     {"wait for the parent", "recvmsg on the sync socket until the id maps are written", "nothing",
      "cat /proc/{pid}/uid_map"},

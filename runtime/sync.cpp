@@ -160,7 +160,8 @@ Result<SyncEvent<uint32_t>> receive_frame(SyncChannel& channel) {
     if constexpr (std::is_same_v<Receive, ToParent>) {
         return channel.receive({wire(ToParent::kRunHooks), wire(ToParent::kConsole),
                                 wire(ToParent::kCreated), wire(ToParent::kError),
-                                wire(ToParent::kLog), wire(ToParent::kMountSource)});
+                                wire(ToParent::kLog), wire(ToParent::kMountSource),
+                                wire(ToParent::kForked)});
     } else {
         return channel.receive(
             {wire(ToInit::kParentReady), wire(ToInit::kHooksDone), wire(ToInit::kMountSource)});

@@ -6,6 +6,8 @@
 //   parent (mini-run)                         init (the clone, later the container)
 //   ─────────────────                         ─────────────────────────────────────
 //   clone() ───────────────────────────────►  starts; joins its cgroups, namespaces by path
+//   ◄──────────────────────────── kForked{pid} [new pid ns in a joined user ns] the second
+//   reaps the first stage                      stage, pid 1, takes over; the first exits
 //   [new user ns] writes gid_map, uid_map
 //   kParentReady{host pid} ────────────────►  (waits for it if plan.wait_for_parent)
 //                                             mounts, devices (environment exists)

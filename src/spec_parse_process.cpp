@@ -48,6 +48,7 @@ Status parse_capabilities(const Node& node, Capabilities& caps) {
     MR_TRY(field(node, "effective", caps.effective));
     MR_TRY(field(node, "permitted", caps.permitted));
     MR_TRY(field(node, "inheritable", caps.inheritable));
+    caps.inheritable_given = member(node, "inheritable").has_value();
     return field(node, "ambient", caps.ambient);
 }
 

@@ -17,9 +17,11 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 
 namespace minirun {
 namespace {
@@ -291,6 +293,51 @@ public:
             }
         }
         return static_cast<pid_t>(pid);
+    }
+    Result<pid_t> clone_namespace_holder(int userns_fd) override {
+        std::array<int, 2> ends{};
+        if (::pipe2(ends.data(), O_CLOEXEC) < 0) {
+            return Error::from_errno("pipe2");
+        }
+        UniqueFd read_end(ends[0]);
+        UniqueFd write_end(ends[1]);
+        const pid_t parent = ::getpid();
+        long pid = ::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, 0);
+        if (pid < 0) {
+            return Error::from_errno("clone");
+        }
+        if (pid == 0) {
+            // Only async-signal-safe calls here. The report: whether setns failed (1) and
+            // its errno.
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            std::array<int, 2> report{};
+            if (::getppid() != parent) {
+                ::_exit(0);
+            }
+            if (::setns(userns_fd, CLONE_NEWUSER) < 0) {
+                report = {1, errno};
+            }
+            (void)!::write(write_end.get(), report.data(), sizeof(report));
+            for (;;) {
+                ::pause();
+            }
+        }
+        write_end.reset();
+        std::array<int, 2> report{};
+        ssize_t got = 0;
+        while ((got = ::read(read_end.get(), report.data(), sizeof(report))) < 0 &&
+               errno == EINTR) {
+        }
+        if (got == static_cast<ssize_t>(sizeof(report)) && report[0] == 0) {
+            return static_cast<pid_t>(pid);
+        }
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+        while (::waitpid(static_cast<pid_t>(pid), nullptr, 0) < 0 && errno == EINTR) {
+        }
+        if (got != static_cast<ssize_t>(sizeof(report))) {
+            return Error(EPIPE, "the namespace holder exited before it reported");
+        }
+        return Error(report[1], "join the user namespace (setns)");
     }
 };
 

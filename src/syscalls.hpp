@@ -12,7 +12,8 @@
 // nodes, owners and modes), setns/unshare (the parent's pid namespace join too), ids,
 // capabilities, prctl, seccomp, chdir, rlimits, personality, scheduling, the NUMA memory
 // policy, the writes of kernel settings under /proc (write_proc: oom_score_adj, sysctls,
-// the idmap namespace's maps), the clone of the idmap namespace holder, and the exec.
+// the idmap namespace's maps), the clones of the idmap namespace holder and of the holder
+// of a joined user namespace, and the exec.
 //
 // What stays outside, on purpose:
 // - Reads: stat/statx/statfs, readlink, the /proc files read (mountinfo, ns links, status,
@@ -179,6 +180,12 @@ public:
     // ScopedChild) and writes its maps. The fake forks a child that waits, in no new
     // namespace.
     virtual Result<pid_t> clone_userns_holder() = 0;
+    // A child (a plain clone, like fork()) that setns()es into the user namespace
+    // `userns_fd` and waits to be killed, dying with the caller: its /proc/<pid>/uid_map and
+    // gid_map show that namespace's maps. Returned once it is in; a failed setns is the
+    // error (the child is gone then). The caller owns it (a ScopedChild). The fake forks a
+    // child that waits, in no other namespace.
+    virtual Result<pid_t> clone_namespace_holder(int userns_fd) = 0;
 };
 
 // The real system calls.

@@ -42,6 +42,9 @@ struct Capabilities {
     std::vector<std::string> permitted;
     std::vector<std::string> inheritable;
     std::vector<std::string> ambient;
+    // "inheritable" is in the config (an empty list too; absent or null is not): runc's
+    // `exec --cap` then adds the capability to the ambient set as well.
+    bool inheritable_given = false;
 };
 
 struct Rlimit {

@@ -5,7 +5,8 @@
 // each with its parent-side and child-side entry points:
 //
 //   user     user.cpp       parent: write_id_maps          init: become_namespace_root
-//   pid      pid.cpp        parent: JoinedForChildren      (clone() creates it)
+//   pid      pid.cpp        parent: JoinedForChildren      (clone() creates it; in a joined
+//                                   take_second_stage          user ns: continue_as_pid_1)
 //   mount    mount*.cpp     parent: open_bind_sources      init: prepare_rootfs ... enter_root
 //                                   idmap_bind_sources
 //   network  net.cpp                                       init: bring_up_loopback
@@ -39,9 +40,16 @@ struct OpenNamespace {
 };
 
 // Opens every namespace the plan joins and checks that each file really is a namespace of
-// the type the config says (NS_GET_NSTYPE), before anything is created. The pid
-// namespace is not among them: see pid.cpp.
-Result<std::vector<OpenNamespace>> open_namespaces_to_join(const Plan& plan);
+// the type the config says (NS_GET_NSTYPE), before anything is created; with a joined user
+// namespace, that the config's mappings, if any, are its maps (runc 1.3's rule). A PID
+// namespace joined by path is among them for the parent, which enters it around the clone
+// (pid.hpp); the init does not join it.
+Result<std::vector<OpenNamespace>> open_namespaces_to_join(const Plan& plan, Syscalls& sys);
+
+// uid_map(5) text as the kernel shows it (padded columns) in id_map_text()'s form
+// ("0 100000 65536\n" per line), and that on one line ("0 100000 65536,1 2 3").
+std::string normalized_id_map(std::string_view text);
+std::string one_line_id_map(std::string text);
 
 // A namespace to setns() into, and the words of the error if that fails.
 struct NamespaceEntry {
@@ -50,11 +58,13 @@ struct NamespaceEntry {
     std::string what; // "join network namespace \"/run/netns/x\""
 };
 
-// The init's entries for the namespaces opened above, in the plan's order.
+// The init's entries for the namespaces opened above, in the plan's order, but the PID
+// namespace.
 std::vector<NamespaceEntry> entries_of(const std::vector<OpenNamespace>& namespaces);
 
-// In the child: setns() into each, in order (user first, so the others are joined with
-// the joined user namespace's privileges).
+// In the child: setns() into each, the user namespace between the others the caller may
+// join with its own privileges and those it may only join with the user namespace's
+// (runc's two-stage join).
 Status join_namespaces(const std::vector<NamespaceEntry>& entries, Syscalls& sys);
 
 // In the init, after joining: the namespaces that must be owned by a joined user

@@ -3,9 +3,13 @@
 #include "minirun/log.hpp"
 
 #include <fcntl.h>
-#include <linux/nsfs.h>
 #include <sched.h>
-#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <csignal>
 
 namespace minirun::runtime::pid {
 
@@ -23,22 +27,16 @@ Result<JoinedForChildren> JoinedForChildren::enter_fd(int namespace_fd, Syscalls
     return joined;
 }
 
-Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan, Syscalls& sys) {
-    for (const NamespaceToJoin& join : plan.joins) {
-        if (join.type != spec::NamespaceType::pid) {
+Result<JoinedForChildren> JoinedForChildren::enter(const std::vector<OpenNamespace>& namespaces,
+                                                   Syscalls& sys) {
+    for (const OpenNamespace& ns : namespaces) {
+        if (ns.target.type != spec::NamespaceType::pid) {
             continue;
         }
-        std::string where = cat("linux.namespaces[", join.config_index, "].path");
-        UniqueFd target(::open(join.path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (!target) {
-            return Error::from_errno(cat(where, ": open ", quoted(join.path)));
-        }
-        if (::ioctl(target.get(), NS_GET_NSTYPE) != CLONE_NEWPID) {
-            return Error(EINVAL, cat(where, ": ", quoted(join.path), " is not a pid namespace"));
-        }
-        auto joined = enter_fd(target.get(), sys);
+        auto joined = enter_fd(ns.fd.get(), sys);
         if (!joined) {
-            return joined.error().wrap(where);
+            return joined.error().wrap(
+                cat("linux.namespaces[", ns.target.config_index, "]: ", quoted(ns.target.path)));
         }
         return joined;
     }
@@ -71,6 +69,45 @@ JoinedForChildren::~JoinedForChildren() {
         log::error(cat(left.error().message(),
                        "; the runtime's next children would be created in the joined one"));
     }
+}
+
+Status continue_as_pid_1(const Plan& plan, InitEnd& sync, Syscalls& sys) {
+    if (!plan.new_pid_namespace_in_joined_user) {
+        return {};
+    }
+    MR_TRY(checked(sys.unshare(CLONE_NEWPID), "unshare a pid namespace in the user namespace"));
+    // Like fork(), but the child's parent is ours (mini-run): its exit is mini-run's to see.
+    long pid = ::syscall(SYS_clone, CLONE_PARENT, nullptr, nullptr, nullptr, 0);
+    if (pid < 0) {
+        return Error::from_errno("clone the init into its pid namespace");
+    }
+    if (pid == 0) {
+        // Pid 1 now. The parent death signal is not inherited; should mini-run be gone
+        // already, the sync socket's end of stream ends this process at its next step.
+        return checked(sys.prctl(PR_SET_PDEATHSIG, SIGKILL), "set parent death signal");
+    }
+    if (auto sent = sync.send(ToParent::kForked, cat(pid)); !sent) {
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+        return sent.error().wrap("report the init's second stage");
+    }
+    ::_exit(0);
+}
+
+Status take_second_stage(const Plan& plan, ParentEnd& sync, ScopedChild& init) {
+    if (!plan.new_pid_namespace_in_joined_user) {
+        return {};
+    }
+    MR_ASSIGN(auto forked, sync.expect(ToParent::kForked));
+    const std::string& text = forked.payload;
+    pid_t pid = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), pid);
+    if (error != std::errc{} || end != text.data() + text.size() || pid <= 0) {
+        return Error(EPROTO, cat("the init's first stage sent ", quoted(text), " for its pid"));
+    }
+    ScopedChild second(pid); // ours (CLONE_PARENT): killed and reaped should this fail
+    MR_TRY_WRAP(init.reap(), "reap the init's first stage");
+    init.reset(second.release());
+    return {};
 }
 
 } // namespace minirun::runtime::pid

@@ -9,16 +9,30 @@
 // Joining an existing PID namespace is different from the others: setns() with
 // CLONE_NEWPID does not move the caller, only its future children. So the parent joins it
 // just around clone() and then returns to its own.
+//
+// With a joined user namespace, a new PID namespace cannot come from clone(): the
+// parent's would be owned by the host's user namespace, and root of the joined one could not
+// mount its procfs. It must be made in the joined user namespace, and unshare(CLONE_NEWPID)
+// puts only the caller's children in it (nor will the kernel let anyone open a PID
+// namespace without its pid 1, to enter it from outside). So the init works in two stages,
+// as runc's nsexec does: the clone takes the recipe up to joining the namespaces, then
+// unshares a PID namespace and clones its second stage into it with CLONE_PARENT, which
+// is pid 1 there, a child of mini-run as the first stage was, and inherits all the first
+// stage did (cgroups, limits, scheduling, namespaces joined); it goes on with the recipe,
+// and the first stage reports its pid (kForked) and exits.
 #pragma once
 
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
-#include "plan.hpp"
+#include "ns/namespaces.hpp"
+#include "process/child.hpp"
+#include "sync.hpp"
 #include "syscalls.hpp"
 
 namespace minirun::runtime::pid {
 
-// Until leave(), children of this process are created in the plan's joined PID namespace.
+// Until leave(), children of this process are created in the container's PID namespace
+// when it is not new (joined by path), or new but made in a joined user namespace.
 //
 // The caller calls leave() right after its clone() and fails when it fails: a process
 // created afterwards in the joined namespace would be the container's, not the runtime's.
@@ -27,7 +41,9 @@ namespace minirun::runtime::pid {
 class JoinedForChildren {
 public:
     // The setns calls go through `sys`, which must outlive the object.
-    static Result<JoinedForChildren> enter(const Plan& plan, Syscalls& sys);
+    // The PID namespace among the opened ones (open_namespaces_to_join), if any.
+    static Result<JoinedForChildren> enter(const std::vector<OpenNamespace>& namespaces,
+                                           Syscalls& sys);
     // The same for an open namespace fd (exec joins the container's).
     static Result<JoinedForChildren> enter_fd(int namespace_fd, Syscalls& sys);
     // An object that returns to `own` as if it had been joined from there: for tests.
@@ -52,5 +68,14 @@ private:
     UniqueFd own_; // the parent's own PID namespace, to return to
     Syscalls* sys_ = &linux_syscalls();
 };
+
+// Init side, at the end of joining the namespaces, with a new PID namespace in a joined
+// user namespace (Plan::new_pid_namespace_in_joined_user): the first stage returns only on
+// a failure (it _exit()s once it has sent kForked); the second stage, pid 1, returns ok.
+Status continue_as_pid_1(const Plan& plan, InitEnd& sync, Syscalls& sys);
+
+// Parent side, right after the clone: waits for kForked, reaps the first stage and holds
+// the second in `init` instead. Nothing without a new PID namespace in a joined user one.
+Status take_second_stage(const Plan& plan, ParentEnd& sync, ScopedChild& init);
 
 } // namespace minirun::runtime::pid

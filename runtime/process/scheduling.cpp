@@ -125,32 +125,51 @@ Status apply_io_priority(const std::optional<spec::IoPriority>& priority, Syscal
                  cat("process.ioPriority: ioprio_set(", what, "): ", std::strerror(error), hint));
 }
 
+void reset_affinity(Syscalls& sys) {
+    if (explain::enabled()) {
+        explain::step("sched_setaffinity(every cpu): the cgroup's cpuset decides, not the "
+                      "affinity mini-run was started with");
+    }
+    if (Status status = sys.sched_setaffinity({}); !status) {
+        // runc's tryResetCPUAffinity only logs it too: the process keeps what it inherited.
+        log::debug(cat("reset the cpu affinity: ", status.error().message()));
+    }
+}
+
 Status apply_final_affinity(const std::optional<spec::ExecCpuAffinity>& affinity, Syscalls& sys) {
-    if (!affinity) {
+    if (!affinity || !affinity->final || affinity->final_cpus.empty()) {
+        reset_affinity(sys); // "the container's default CPU affinity" (runtime-spec)
         return {};
     }
-    const bool has_final = affinity->final && !affinity->final_cpus.empty();
-    if (!has_final && !affinity->initial) {
-        return {}; // nothing was narrowed: the process has the cgroup's cpus already
-    }
     if (explain::enabled()) {
-        explain::step(has_final ? cat("sched_setaffinity(", cpu_text(affinity->final),
-                                      "): process.execCPUAffinity.final")
-                                : "sched_setaffinity(every cpu): process.execCPUAffinity.initial "
-                                  "ends, the cgroup's cpuset decides");
+        explain::step(cat("sched_setaffinity(", cpu_text(affinity->final),
+                          "): process.execCPUAffinity.final"));
     }
-    Status status =
-        sys.sched_setaffinity(has_final ? affinity->final_cpus : std::vector<uint32_t>{});
+    Status status = sys.sched_setaffinity(affinity->final_cpus);
     if (status) {
         return {};
     }
-    return Error(
-        status.error().errno_value(),
-        has_final
-            ? cat("process.execCPUAffinity.final: sched_setaffinity(", cpu_text(affinity->final),
-                  "): ", std::strerror(status.error().errno_value()),
-                  " (none of these cpus is online in the container's cpuset?)")
-            : cat("process.execCPUAffinity: reset the affinity: ", status.error().message()));
+    return Error(status.error().errno_value(),
+                 cat("process.execCPUAffinity.final: sched_setaffinity(", cpu_text(affinity->final),
+                     "): ", std::strerror(status.error().errno_value()),
+                     " (none of these cpus is online in the container's cpuset?)"));
+}
+
+std::string affinity_mask_text() {
+    auto cpus = own_cpus();
+    if (!cpus) {
+        return cpus.error().message();
+    }
+    // Hex digits from the highest cpu down, as runc's nsexec prints the mask ("0x3").
+    std::vector<unsigned> nibbles(cpus->empty() ? 1 : (cpus->back() / 4) + 1, 0);
+    for (uint32_t cpu : *cpus) {
+        nibbles[cpu / 4] |= 1U << (cpu % 4);
+    }
+    std::string text = "0x";
+    for (auto nibble = nibbles.rbegin(); nibble != nibbles.rend(); ++nibble) {
+        text += "0123456789abcdef"[*nibble];
+    }
+    return text;
 }
 
 Status InitialAffinity::apply(const std::optional<spec::ExecCpuAffinity>& affinity, Syscalls& sys) {

@@ -217,7 +217,7 @@ TEST_CASE("capabilities: an ambient set without an inheritable one runs, with ru
     check_no_leftovers(bundle);
 }
 
-TEST_CASE("exec --cap adds to bounding, effective and permitted only",
+TEST_CASE("exec --cap adds to bounding, effective and permitted only (no inheritable set)",
           "[security][capabilities][exec]") {
     Running container("caps-exec");
     const uint64_t three = 0x20000420;
@@ -248,6 +248,40 @@ TEST_CASE("exec --cap adds to bounding, effective and permitted only",
     auto init_status = read_file("/proc/" + std::to_string(container.init) + "/status");
     REQUIRE(init_status.has_value());
     check_caps(caps_in(*init_status), 0, three, three, three, 0);
+}
+
+TEST_CASE("exec --cap with an inheritable set in the config raises it as ambient too",
+          "[security][capabilities][exec]") {
+    // runc 1.3: "ambient capabilities can't be set without inheritable", so exec --cap adds
+    // to the ambient set only when the config has an inheritable set; a non-root process
+    // then keeps the capability across its execve.
+    Running container("caps-exec-ambient", [](TempBundle& bundle) {
+        const nlohmann::json inheritable = {"CAP_CHOWN", "CAP_SYSLOG"};
+        bundle.config["process"]["capabilities"] = {
+            {"bounding", {"CAP_KILL", "CAP_CHOWN", "CAP_SYSLOG"}},
+            {"effective", {"CAP_KILL"}},
+            {"permitted", {"CAP_KILL", "CAP_CHOWN"}},
+            {"inheritable", inheritable},
+            {"ambient", {"CAP_CHOWN"}}};
+    });
+    const uint64_t chown = mask_of({"CAP_CHOWN"});
+    const uint64_t kill = mask_of({"CAP_KILL"});
+    const uint64_t syslog = mask_of({"CAP_SYSLOG"});
+    SECTION("as root: runc's capabilities.bats") {
+        auto result = container.exec({"--cap", "CAP_SYSLOG"}, {"cat", "/proc/self/status"});
+        INFO(result.describe());
+        REQUIRE(result.exit_code == 0);
+        check_caps(caps_in(result.out), chown | syslog, chown | kill | syslog,
+                   chown | kill | syslog, chown | kill | syslog, chown | syslog);
+    }
+    SECTION("as a non-root user: ambient is what it keeps") {
+        auto result = container.exec({"--user", "1000:1000", "--cap", "CAP_SYSLOG"},
+                                     {"cat", "/proc/self/status"});
+        INFO(result.describe());
+        REQUIRE(result.exit_code == 0);
+        check_caps(caps_in(result.out), chown | syslog, chown | syslog, chown | syslog,
+                   chown | kill | syslog, chown | syslog);
+    }
 }
 
 // ---------------------------------------------------------------------------------------

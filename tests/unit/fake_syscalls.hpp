@@ -249,6 +249,21 @@ public:
         }
         return pid;
     }
+    // The same for the holder of a joined user namespace: it joins nothing.
+    Result<pid_t> clone_namespace_holder(int userns_fd) override {
+        MR_TRY(record(cat("clone_namespace_holder ", userns_fd)));
+        pid_t pid = ::fork();
+        if (pid < 0) {
+            return Error::from_errno("fork");
+        }
+        if (pid == 0) {
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            for (;;) {
+                ::pause();
+            }
+        }
+        return pid;
+    }
 
     static std::string prctl_name(int option) {
         static const std::map<int, std::string> kNames = {

@@ -115,16 +115,40 @@ TEST_CASE("plan: namespaces with a path are joined, the user namespace first", "
     CHECK_FALSE(plan->creates(spec::NamespaceType::network));
 }
 
+TEST_CASE("plan: a new pid namespace in a joined user namespace comes from the parent", "[plan]") {
+    // containerd's user-namespaced pod: the user namespace joined by path, with its mappings,
+    // and new pid, mount, ipc and uts namespaces.
+    Bundle bundle;
+    json config = base_config();
+    add_namespace(config, "user", "/proc/1/ns/user");
+    add_namespace(config, "pid");
+    add_namespace(config, "ipc");
+    config["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+    config["linux"]["gidMappings"] = {{{"containerID", 0}, {"hostID", 200000}, {"size", 65536}}};
+    auto plan = bundle.plan(config);
+    REQUIRE(plan.ok());
+    CHECK(plan->new_pid_namespace_in_joined_user);
+    CHECK(plan->creates(spec::NamespaceType::pid));
+    CHECK(plan->clone_flags == 0);
+    // Not unshared by the init, which would put only its children in it.
+    CHECK(plan->unshare_flags == (CLONE_NEWNS | CLONE_NEWIPC));
+    // The maps the joined namespace must have.
+    CHECK(plan->uid_map == "0 100000 65536\n");
+    CHECK(plan->gid_map == "0 200000 65536\n");
+
+    SECTION("without a pid namespace of its own, none is made") {
+        json shared = base_config();
+        add_namespace(shared, "user", "/proc/1/ns/user");
+        auto without = bundle.plan(shared);
+        REQUIRE(without.ok());
+        CHECK_FALSE(without->new_pid_namespace_in_joined_user);
+        CHECK_FALSE(without->creates(spec::NamespaceType::pid));
+        CHECK(without->uid_map.empty()); // no mappings given: nothing to check
+    }
+}
+
 TEST_CASE("plan: unsupported namespace combinations are refused up front", "[plan]") {
     Bundle bundle;
-    SECTION("joined user namespace with a new pid namespace") {
-        json config = base_config();
-        add_namespace(config, "user", "/proc/1/ns/user");
-        add_namespace(config, "pid");
-        auto plan = bundle.plan(config);
-        REQUIRE_FALSE(plan.ok());
-        CHECK_THAT(plan.error().message(), Catch::Contains("pid namespace"));
-    }
     SECTION("new user namespace with a joined network namespace") {
         json config = base_config();
         add_namespace(config, "network", "/proc/1/ns/net");

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/personality.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -107,10 +108,14 @@ TEST_CASE("process recipe: whichever call of an exec'd process fails, it is neve
     // Survivable, each for a stated reason: a chdir refused to root is tried again as the
     // user (process.cpp); setgroups() refused with no groups to set leaves what the process
     // has anyway (user.cpp); close_range with CLOSE_RANGE_CLOEXEC (4) refused falls back to
-    // each fd of /proc/self/fd (process.cpp: a seccomp profile older than close_range).
+    // each fd of /proc/self/fd (process.cpp: a seccomp profile older than close_range); a
+    // refused reset of the cpu affinity leaves the inherited one, as in runc
+    // (scheduling.cpp); a setns refused (EPERM) before the user namespace is joined is tried
+    // again after it, runc's two-stage join (namespaces.cpp).
     auto survivable = [](const std::string& call) {
         return call.starts_with("chdir") || call.starts_with("setgroups -> ") ||
-               (call.starts_with("close_range ") && call.ends_with(" 4 -> failed"));
+               (call.starts_with("close_range ") && call.ends_with(" 4 -> failed")) ||
+               call == "sched_setaffinity all -> failed" || call.starts_with("setns ");
     };
     size_t stopped = 0;
     for (size_t number = 1; number <= total; ++number) {
@@ -150,4 +155,23 @@ TEST_CASE("process recipe: an exec'd process tells the seccomp listener the stat
     ProcessSetup setup(sys, fixture.init.process, fixture.child, false);
     CHECK(setup.container_pid == 4242);
     CHECK(setup.state_json == R"({"id":"c1"})");
+}
+
+TEST_CASE("process recipe: an exec'd process takes linux.personality, as the init does",
+          "[recipe][exec]") {
+    const std::string call = cat("personality ", static_cast<unsigned long>(PER_LINUX32));
+    FakeSyscalls sys;
+    ExecdProcess process(1000);
+    SECTION("set: before the privilege drop and the exec, as runc 1.3 does") {
+        process.fixture.init.process.personality = spec::Personality{"LINUX32", {}};
+        REQUIRE(process.run(sys).ok());
+        CHECK(std::count(sys.calls.begin(), sys.calls.end(), call) == 1);
+        CHECK(in_order(sys.names(), {"personality", "prctl PR_SET_NO_NEW_PRIVS", "execve"}));
+    }
+    SECTION("unset: no call") {
+        REQUIRE(process.run(sys).ok());
+        for (const std::string& name : sys.names()) {
+            CHECK(name != "personality");
+        }
+    }
 }

@@ -9,6 +9,9 @@
 #include "minirun/spec.hpp"
 #include "minirun/units.hpp"
 
+#include <sched.h>
+#include <sstream>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -270,13 +273,21 @@ TEST_CASE("scheduling: what reaches the kernel", "[sched]") {
         REQUIRE(runtime::scheduling::apply_final_affinity(initial->exec_cpu_affinity, reset).ok());
         CHECK(reset.calls == std::vector<std::string>{"sched_setaffinity all"});
     }
-    SECTION("nothing set: no call") {
+    SECTION("nothing set: only the affinity, reset to every cpu (runc 1.3)") {
         FakeSyscalls none;
         auto plain = process_with(R"("cwd": "/")");
         REQUIRE(runtime::scheduling::apply_scheduler(plain->scheduler, none).ok());
         REQUIRE(runtime::scheduling::apply_io_priority(plain->io_priority, none).ok());
         REQUIRE(runtime::scheduling::apply_final_affinity(plain->exec_cpu_affinity, none).ok());
-        CHECK(none.calls.empty());
+        CHECK(none.calls == std::vector<std::string>{"sched_setaffinity all"});
+    }
+    SECTION("a refused reset is no error: the process keeps the cpus it has (runc)") {
+        FakeSyscalls refused;
+        refused.fail("sched_setaffinity", EINVAL);
+        auto plain = process_with(R"("cwd": "/")");
+        REQUIRE(runtime::scheduling::apply_final_affinity(plain->exec_cpu_affinity, refused).ok());
+        runtime::scheduling::reset_affinity(refused);
+        CHECK(refused.calls.size() == 2);
     }
 }
 
@@ -342,17 +353,18 @@ TEST_CASE("scheduling: the recipe's places for them", "[sched][recipe]") {
         REQUIRE(found != steps.end());
         return found - steps.begin();
     };
-    // The exec'd process: the final affinity right after it joined the cgroup.
-    CHECK(position(exec_steps, "exec CPU affinity") == position(exec_steps, "join cgroups") + 1);
-    // Not the init's (runtime-spec).
-    CHECK(std::find(init_steps.begin(), init_steps.end(), "exec CPU affinity") == init_steps.end());
+    // Right after joining the cgroup, whose cpuset bounds it: the final affinity of an
+    // exec'd process, the reset of both.
+    for (const auto* steps : {&init_steps, &exec_steps}) {
+        CHECK(position(*steps, "CPU affinity") == position(*steps, "join cgroups") + 1);
+    }
     for (const auto* steps : {&init_steps, &exec_steps}) {
         // While still the host's root in the host's user namespace: before any is joined.
         CHECK(position(*steps, "scheduler") < position(*steps, "join namespaces"));
         CHECK(position(*steps, "I/O priority") == position(*steps, "scheduler") + 1);
         CHECK(position(*steps, "rlimits") < position(*steps, "scheduler"));
     }
-    CHECK(position(exec_steps, "exec CPU affinity") < position(exec_steps, "scheduler"));
+    CHECK(position(exec_steps, "CPU affinity") < position(exec_steps, "scheduler"));
 }
 
 namespace {
@@ -384,13 +396,15 @@ TEST_CASE("scheduling: the calls in the recipe's order, init and exec", "[sched]
         return calls;
     };
     const std::string batch = "sched_setattr 3 flags 0 nice 5 priority 0 dl 0/0/0";
-    // The init: no affinity (runtime-spec: not the init's), scheduler and I/O priority.
+    // The init: not execCPUAffinity (runtime-spec: not the init's), but every cpu, not the
+    // caller's (runc 1.3); scheduler and I/O priority.
     auto init = relevant(first_calls(*parsed, runtime::Taker::init));
-    REQUIRE(init.size() == 4);
-    CHECK(init[0].starts_with("close_range"));
-    CHECK(init[1].starts_with("prctl PR_SET_DUMPABLE 0"));
-    CHECK(init[2] == batch);
-    CHECK(init[3] == "ioprio_set 2 5");
+    REQUIRE(init.size() == 5);
+    CHECK(init[0] == "sched_setaffinity all");
+    CHECK(init[1].starts_with("close_range"));
+    CHECK(init[2].starts_with("prctl PR_SET_DUMPABLE 0"));
+    CHECK(init[3] == batch);
+    CHECK(init[4] == "ioprio_set 2 5");
     // An exec'd process: the final affinity first (it joined the cgroup just before).
     auto exec = relevant(first_calls(*parsed, runtime::Taker::process));
     REQUIRE(exec.size() == 5);
@@ -399,4 +413,38 @@ TEST_CASE("scheduling: the calls in the recipe's order, init and exec", "[sched]
     CHECK(exec[2].starts_with("prctl PR_SET_DUMPABLE 0"));
     CHECK(exec[3] == batch);
     CHECK(exec[4] == "ioprio_set 2 5");
+}
+
+TEST_CASE("scheduling: the affinity mask in runc's debug line", "[sched]") {
+    cpu_set_t own;
+    CPU_ZERO(&own);
+    REQUIRE(::sched_getaffinity(0, sizeof(own), &own) == 0);
+    std::vector<int> cpus;
+    for (int cpu = 0; cpu < 64; ++cpu) {
+        if (CPU_ISSET(cpu, &own)) {
+            cpus.push_back(cpu);
+        }
+    }
+    REQUIRE_FALSE(cpus.empty());
+    auto on = [](std::vector<int> some) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        uint64_t mask = 0;
+        for (int cpu : some) {
+            CPU_SET(cpu, &set);
+            mask |= uint64_t{1} << cpu;
+        }
+        REQUIRE(::sched_setaffinity(0, sizeof(set), &set) == 0);
+        std::ostringstream hex;
+        hex << "0x" << std::hex << mask;
+        return hex.str();
+    };
+    CHECK(runtime::scheduling::affinity_mask_text() != "0x0");
+    std::string expected = on({cpus.front()});
+    CHECK(runtime::scheduling::affinity_mask_text() == expected);
+    if (cpus.size() > 1) {
+        expected = on({cpus.front(), cpus.back()});
+        CHECK(runtime::scheduling::affinity_mask_text() == expected);
+    }
+    REQUIRE(::sched_setaffinity(0, sizeof(own), &own) == 0);
 }

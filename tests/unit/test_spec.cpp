@@ -297,4 +297,18 @@ TEST_CASE("linux.resources.pids.limit: optional, 0 kept as a limit (runtime-spec
     auto negative = minirun::spec::parse_resources(R"({"pids": {"limit": -1}})", "resources");
     REQUIRE(negative.ok());
     CHECK(negative->pids->limit == std::optional<int64_t>(-1));
+TEST_CASE("capabilities: whether an inheritable set is given, as runc's exec --cap asks",
+          "[spec]") {
+    auto given = [](const char* capabilities) {
+        const std::string process =
+            std::string(R"({"args": ["sh"], "capabilities": )") + capabilities + "}";
+        Spec spec = parse_ok(edited(minimal_config, {{"/process", process.c_str()}}));
+        REQUIRE(spec.process);
+        REQUIRE(spec.process->capabilities);
+        return spec.process->capabilities->inheritable_given;
+    };
+    CHECK(given(R"({"inheritable": ["CAP_CHOWN"]})"));
+    CHECK(given(R"({"inheritable": []})")); // Go: an empty slice, not nil
+    CHECK_FALSE(given(R"({"inheritable": null})"));
+    CHECK_FALSE(given(R"({"bounding": ["CAP_KILL"]})"));
 }
