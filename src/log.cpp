@@ -95,6 +95,11 @@ void write_forwarded(std::string_view line) {
 Status configure(const Options& options) {
     Sink& s = sink();
     s.options = options;
+    // configure() starts afresh: stderr lines to this process's stderr again (a unit test
+    // that ran a clone's steps in-process may have left them forwarded or dropped).
+    s.stderr_lines = Sink::Stderr::own;
+    s.forward_fd = -1;
+    s.send = nullptr;
     s.file.reset();
     if (!options.file.empty()) {
         int fd = ::open(options.file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

@@ -14,6 +14,7 @@ using Catch::Matchers::Contains;
 using minirun::runtime::seccomp::connect_listener;
 using minirun::runtime::seccomp::flag_supported;
 using minirun::runtime::seccomp::send_to_listener;
+using minirun::testing::capture_stderr;
 using namespace seccomp_test;
 
 TEST_CASE("seccomp: load leaves no_new_privs alone", "[seccomp]") {

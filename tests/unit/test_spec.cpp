@@ -297,6 +297,8 @@ TEST_CASE("linux.resources.pids.limit: optional, 0 kept as a limit (runtime-spec
     auto negative = minirun::spec::parse_resources(R"({"pids": {"limit": -1}})", "resources");
     REQUIRE(negative.ok());
     CHECK(negative->pids->limit == std::optional<int64_t>(-1));
+}
+
 TEST_CASE("capabilities: whether an inheritable set is given, as runc's exec --cap asks",
           "[spec]") {
     auto given = [](const char* capabilities) {
