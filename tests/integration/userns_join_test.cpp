@@ -109,6 +109,8 @@ nlohmann::json mapping() {
 // mappings besides; new pid, mount, ipc, uts and network namespaces (the example's).
 void join_user_namespace(TempBundle& bundle, const std::string& path) {
     bundle.copy_rootfs(std::make_pair(100000U, 100000U));
+    // Writable, so that mkdir shows the init is uid 0 of the namespace that owns the copy.
+    bundle.config["root"]["readonly"] = false;
     bundle.config["linux"]["namespaces"].push_back({{"type", "user"}, {"path", path}});
     bundle.config["linux"]["uidMappings"] = mapping();
     bundle.config["linux"]["gidMappings"] = mapping();
@@ -207,6 +209,7 @@ TEST_CASE("userns: joining another container's user and pid namespaces",
     // runc's userns.bats shape: the paths, no mappings; pid joined too (user first).
     TempBundle second("userns-second");
     second.copy_rootfs(std::make_pair(100000U, 100000U));
+    second.config["root"]["readonly"] = false;
     second.remove_namespaces({"pid"});
     second.config["linux"]["namespaces"].push_back({{"type", "pid"}, {"path", target_ns + "pid"}});
     second.config["linux"]["namespaces"].push_back(
@@ -283,6 +286,7 @@ TEST_CASE("userns: a container of a user-namespaced pod, in containerd 2's shape
 
     TempBundle app("userns-app");
     app.copy_rootfs(std::make_pair(100000U, 100000U));
+    app.config["root"]["readonly"] = false;
     app.remove_namespaces({"network", "ipc", "uts"});
     for (const char* type : {"network", "ipc", "uts"}) {
         const std::string proc_name = std::string(type) == "network" ? "net" : type;
