@@ -28,7 +28,11 @@ apt_install_missing() {
         as_root=(sudo --preserve-env=DEBIAN_FRONTEND)
     fi
     export DEBIAN_FRONTEND=noninteractive
-    "${as_root[@]}" apt-get update -qq
-    "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # One installer at a time: scripts/test.sh runs runc's suite's set-up in the background
+    # while other steps may install, and apt gives up at once on a lock another apt holds.
+    # (The lock file is /run's: gone with the machine, held only while apt runs.)
+    "${as_root[@]}" flock /run/mini-run-apt.lock sh -c \
+        'apt-get update -qq && apt-get install -y -qq --no-install-recommends "$@" >/dev/null' \
+        apt-install "${missing[@]}"
     echo "$name: done"
 }

@@ -12,6 +12,8 @@
 #                      that name the same container (test_busybox) without a cgroupsPath
 #                      share /sys/fs/cgroup/*/ID and disturb each other: not for CI
 #   --no-check         report only; do not compare with the expected failures
+#   --prepare          steps 1 to 3 only (source, helpers, images), for a later run to find
+#                      them done; needs no runtime (scripts/test.sh starts it early)
 #   --rootless         run the suite as an unprivileged user, as runc's CI does (see below)
 #   --rootless-features F  ROOTLESS_FEATURES for --rootless (default "idmap"; "" = none)
 #
@@ -62,6 +64,7 @@ DIR=/var/tmp/mini-run-runc-suite
 TEST_TIMEOUT=120
 JOBS=1
 CHECK=1
+PREPARE=0
 ROOTLESS=0
 RL_FEATURES=idmap
 FILES=()
@@ -74,6 +77,7 @@ while (($#)); do
     --timeout) TEST_TIMEOUT=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --no-check) CHECK=0; shift ;;
+    --prepare) PREPARE=1; shift ;;
     --rootless) ROOTLESS=1; shift ;;
     --rootless-features) ROOTLESS=1; RL_FEATURES=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -109,7 +113,7 @@ resolve_runtime() {
         command -v "$r" || { echo "runc-suite: $r not found in PATH" >&2; return 1; }
     fi
 }
-RUNTIME=$(resolve_runtime "$RUNTIME")
+((PREPARE)) || RUNTIME=$(resolve_runtime "$RUNTIME")
 
 # --- 1. runc's source and the packages the suite uses ------------------------------------
 # shellcheck source=scripts/apt-missing.sh
@@ -307,14 +311,14 @@ VERSION=$(cat "$SRC/VERSION")
 # asks `go env GOARCH`; a stand-in answers it without starting Go (and passes anything else on).
 TEST_GO_BIN=$SUITE_DIR/test-bin
 mkdir -p "$TEST_GO_BIN"
-cat >"$TEST_GO_BIN/go.new" <<EOF_GO
+cat >"$TEST_GO_BIN/go.new.$$" <<EOF_GO
 #!/bin/sh
 # runc-suite.sh: get-images.sh's \`go env GOARCH\`, answered at once
 [ "\$*" = "env GOARCH" ] && { echo $("$GO_BIN/go" env GOARCH); exit 0; }
 exec "$GO_BIN/go" "\$@"
 EOF_GO
-chmod 0755 "$TEST_GO_BIN/go.new"
-mv "$TEST_GO_BIN/go.new" "$TEST_GO_BIN/go"
+chmod 0755 "$TEST_GO_BIN/go.new.$$"
+mv "$TEST_GO_BIN/go.new.$$" "$TEST_GO_BIN/go"
 echo "runc-suite: runc $VERSION's suite from $SRC"
 [[ "$COMPARE" != "runc-$RUNC_VERSION" ]] || COMPARE=$SUITE_DIR/usr/sbin/runc
 [[ -z "$COMPARE" ]] || COMPARE=$(resolve_runtime "$COMPARE")
@@ -446,6 +450,10 @@ if [[ "$(cat "$TESTDATA/.mini-run-images" 2>/dev/null)" != "$IMAGES_STAMP" ||
     make_debian_image "$TESTDATA/debian-$ARCH.tar.xz"
 fi
 echo "$IMAGES_STAMP" >"$TESTDATA/.mini-run-images"
+if ((PREPARE)); then
+    echo "runc-suite: prepared: runc $VERSION's suite, its helpers and images in $DIR"
+    exit 0
+fi
 
 # --- 4. run -----------------------------------------------------------------------------
 # criu 3.17 (Debian's) fails `criu check` on this kernel, so a checkpoint could only fail,
@@ -458,11 +466,13 @@ HIDE_LAYER=$DIR/hide-criu
 if criu_path=$(command -v criu) && ! criu check >/dev/null 2>&1; then
     CRIU_TO_HIDE=$(readlink -f "$criu_path")
     mkdir -p "$HIDE_LAYER"
-    [[ -c "$HIDE_LAYER/criu" ]] || mknod "$HIDE_LAYER/criu" c 0 0 # overlayfs's whiteout
+    # overlayfs's whiteout; a run beside this one (root and rootless) may make it first
+    [[ -c "$HIDE_LAYER/criu" ]] || mknod "$HIDE_LAYER/criu" c 0 0 2>/dev/null || [[ -c "$HIDE_LAYER/criu" ]]
     echo "runc-suite: $criu_path fails \`criu check\` on this kernel: hidden from the tests"
 fi
 ENTER=$DIR/enter-test-namespace.sh
-cat >"$ENTER" <<'EOF_ENTER'
+# Written aside and renamed: a run going on beside this one uses it meanwhile.
+cat >"$ENTER.$$" <<'EOF_ENTER'
 #!/bin/sh
 # Runs in the test's own mount namespace (runc-suite.sh): whatever it mounts stays there.
 # Its stdin: a FIFO it holds open for writing too, so that it never ends. `script` gives
@@ -479,7 +489,8 @@ if [ -n "$CRIU_TO_HIDE" ]; then
 fi
 exec "$@"
 EOF_ENTER
-chmod 0755 "$ENTER"
+chmod 0755 "$ENTER.$$"
+mv "$ENTER.$$" "$ENTER"
 
 # --rootless: the unprivileged user, as in runc's tests/rootless.sh (enable_idmap). Its
 # name is this script's own; a user of that name left by an interrupted run is removed first.
@@ -612,7 +623,10 @@ run_suite() {
     for f in "${FILES[@]}"; do
         local out=$results/${f%.bats}.tap parts
         began=$(date +%s)
-        before=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort)
+        # Rootless tests make no cgroups here (cgroup v1, nothing delegated): a rootless run
+        # leaves the cgroups alone, so that it may run beside a root one (scripts/test.sh).
+        before=""
+        ((ROOTLESS)) || before=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort)
         parts=$(mktemp -d "$DIR/parts.XXXXXX")
         mapfile -t names < <(test_names "$f")
         n=0
@@ -625,8 +639,10 @@ run_suite() {
         echo "1..${#names[@]}" >"$out"
         for ((n = 1; n <= ${#names[@]}; n++)); do cat "$parts/$n" >>"$out"; done
         rm -rf "$parts"
-        comm -13 <(echo "$before") <(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort) |
-            sort -r | while IFS= read -r dir; do rmdir "$dir" 2>/dev/null || true; done
+        if ((ROOTLESS == 0)); then
+            comm -13 <(echo "$before") <(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort) |
+                sort -r | while IFS= read -r dir; do rmdir "$dir" 2>/dev/null || true; done
+        fi
         printf '%-28s %s (%ss)\n' "$f" "$(summarize "$out")" "$(($(date +%s) - began))"
     done
 }

@@ -11,9 +11,10 @@
 #   4c. runs runc's own integration suite against build/mini-run (scripts/runc-suite.sh: runc
 #       1.3.6's tests from Debian unstable's source package, their helpers built with Go and
 #       Go libraries from unstable unpacked under /var/tmp, nothing installed from unstable;
-#       fails on a test not listed in tests/runc-suite/expected-failures-1.3), then again
-#       rootless, as runc's CI also runs it (--rootless: an unprivileged user of its own,
-#       ROOTLESS_FEATURES=idmap; against tests/runc-suite/expected-failures-rootless-1.3),
+#       fails on a test not listed in tests/runc-suite/expected-failures-1.3), and beside
+#       it rootless, as runc's CI also runs it (--rootless: an unprivileged user of its own,
+#       ROOTLESS_FEATURES=idmap; against tests/runc-suite/expected-failures-rootless-1.3);
+#       the suite's set-up (--prepare) runs in the background from step 2 on,
 #   5. builds and runs the unit tests with AddressSanitizer and UBSan in build-asan/,
 #   5b. runs each libFuzzer harness (tests/fuzz/) for 30 s (scripts/fuzz.sh; FUZZ_SECONDS=N
 #      for longer), built with clang-16 in build-fuzz/ in the background since step 2,
@@ -191,10 +192,31 @@ build_asan() {
 }
 background asan bash -c "$(declare -f build_asan); JOBS=$JOBS build_asan"
 background fuzz-build scripts/fuzz.sh --build-only --build build-fuzz
+# runc's suite's own set-up (its source, Go, the Go libraries, its helpers and images: about
+# ten minutes on a fresh machine, most of it building Go) needs no runtime: it starts now too.
+background runc-prep scripts/runc-suite.sh --prepare
+
+# runc's suite as root and rootless, side by side: each test is one bats run that mostly
+# waits, and the two runs share nothing but the prepared suite (the rootless one makes no
+# cgroups here and leaves them alone). The rootless run's output follows the root one's.
+run_runc_suites() {
+    wait_background runc-prep || return
+    local rootless_log status=0 rootless_status=0 rootless_pid
+    rootless_log=$(mktemp /tmp/minirun-runc-suite-rootless.XXXXXX)
+    scripts/runc-suite.sh --rootless --runtime build/mini-run >"$rootless_log" 2>&1 &
+    rootless_pid=$!
+    scripts/runc-suite.sh --runtime build/mini-run || status=$?
+    wait "$rootless_pid" || rootless_status=$?
+    echo
+    echo "---- rootless (exit status $rootless_status)"
+    cat "$rootless_log"
+    rm -f "$rootless_log"
+    ((status == 0)) || return "$status"
+    return "$rootless_status"
+}
 step "unit and integration tests (ctest)" run_ctest
 step "engines (podman, containerd, docker)" scripts/engines-test.sh build/mini-run
-step "runc's integration suite" scripts/runc-suite.sh --runtime build/mini-run
-step "runc's integration suite, rootless" scripts/runc-suite.sh --rootless --runtime build/mini-run
+step "runc's integration suite, as root and rootless side by side" run_runc_suites
 step "unit tests' sanitizer build (started after the build, in the background)" \
     wait_background asan
 step "unit tests with sanitizers (ASan, UBSan)" allow_skips build-asan/minirun-unit
