@@ -158,8 +158,19 @@ fi
 
 PY=/usr/bin/python3
 [[ -x $PY ]] || PY=$(command -v python3)
-CRUN=$(command -v crun)
-RUNC=$(command -v runc)
+# The peers: BENCH_CRUN=PATH and BENCH_RUNC=PATH choose others than Debian 12's crun 1.8.1
+# and runc 1.1.5. Without BENCH_RUNC, runc 1.3.6 is taken where scripts/runc-suite.sh has
+# built it (--compare runc-1.3.6): today's engines are tested against runc 1.3, and its
+# behaviour (a cgroup of one's own, the exec path) is what mini-run's ratios should meet.
+RUNC_13=/var/tmp/mini-run-runc-suite/runc-1.3.6/usr/sbin/runc
+CRUN=${BENCH_CRUN:-$(command -v crun)}
+if [[ -n ${BENCH_RUNC:-} ]]; then
+    RUNC=$BENCH_RUNC
+elif [[ -x $RUNC_13 ]]; then
+    RUNC=$RUNC_13
+else
+    RUNC=$(command -v runc)
+fi
 RUNTIMES=(mini-run crun runc)
 declare -A BIN=([mini-run]=$MINIRUN [crun]=$CRUN [runc]=$RUNC)
 # MINIRUN_BASELINE=BINARY: an older mini-run, "mini-run-before", joins the timed scenarios
@@ -345,7 +356,11 @@ bench() {
 # that runtime's command line.
 commands_for() {
     args=()
-    for rt in "${TIMED[@]}"; do args+=("$rt" "${1//@RT@/$(rt_cmd "$rt")}"); done
+    local cmd
+    for rt in "${TIMED[@]}"; do
+        cmd=${1//@RT@/$(rt_cmd "$rt")}
+        args+=("$rt" "${cmd//@NAME@/$rt}")
+    done
 }
 
 # with_floors TEMPLATE BUNDLE: adds the work floor (when there is one) and the floor to args,
@@ -432,14 +447,16 @@ fi
 
 # 6. exec of /bin/true into a running container (one per runtime, running sleep), -N as `run`.
 # The container's stdio goes to files, never to a pipe that a command substitution would wait on.
+# Each runtime's target has an id of its own, and so a cgroup of its own (the default path is
+# the id's): runc 1.2+ and mini-run refuse to start in a cgroup another container occupies.
 if want exec; then
     for rt in "${TIMED[@]}"; do
-        $(rt_cmd "$rt") run --detach -b "$B/sleep" exec-target </dev/null >/dev/null 2>"$TMP/err" ||
+        $(rt_cmd "$rt") run --detach -b "$B/sleep" "exec-target-$rt" </dev/null >/dev/null 2>"$TMP/err" ||
             die "$rt cannot run --detach the sleep bundle: $(cat "$TMP/err")"
     done
-    commands_for "@RT@ exec exec-target /bin/true"
+    commands_for "@RT@ exec exec-target-@NAME@ /bin/true"
     bench exec -N --warmup "$WARMUP" --runs "$RUNS" --block "$BLOCK" -- "${args[@]}"
-    for rt in "${TIMED[@]}"; do remove_containers "$rt" exec-target; done
+    for rt in "${TIMED[@]}"; do remove_containers "$rt" "exec-target-$rt"; done
 fi
 
 # 7. Density: the memory that DENSITY_N containers hold, created (waiting for `start`: what

@@ -293,11 +293,17 @@ Result<Cgroup> Cgroup::for_exec(const std::vector<std::string>& requests) const 
                 }
             }
         }
-        // Below the container's own cgroup only; the words are runc's.
-        auto parts = fs::split(sub, '/');
-        if (std::find(parts.begin(), parts.end(), "..") != parts.end()) {
-            return Error(EINVAL,
-                         cat("--cgroup ", quoted(request), ": ", sub, " is not a sub cgroup path"));
+        // Below the container's own cgroup only: as runc's path.Join(dir, sub) and prefix
+        // check, "a/../b" stays below, ".." and "a/../.." leave. The words are runc 1.3.6's
+        // ("bad sub cgroup path", from opencontainers/cgroups' AddPid) and, after them, 1.1's,
+        // which scripts of either age match.
+        int depth = 0;
+        for (std::string_view part : fs::split(sub, '/')) {
+            depth += part == ".." ? -1 : (part.empty() || part == "." ? 0 : 1);
+            if (depth < 0) {
+                return Error(EINVAL, cat("--cgroup ", quoted(request), ": bad sub cgroup path: ",
+                                         sub, " is not a sub cgroup path"));
+            }
         }
         for (const std::string& controller : wanted) {
             if (std::none_of(paths_.begin(), paths_.end(), [&](const auto& entry) {

@@ -242,7 +242,13 @@ TEST_CASE("cgroup: exec --cgroup moves hierarchies to sub-cgroups, as runc reads
 
     auto escape = base.for_exec({"../other"});
     REQUIRE_FALSE(escape);
-    CHECK(escape.error().message() == "--cgroup \"../other\": ../other is not a sub cgroup path");
+    CHECK(escape.error().message() ==
+          "--cgroup \"../other\": bad sub cgroup path: ../other is not a sub cgroup path");
+    CHECK_FALSE(base.for_exec({"submem/../.."}));
+    // Lexically below the container's cgroup, as runc's path.Join sees it.
+    auto down_and_back = base.for_exec({"memory:nothing/../submem"});
+    REQUIRE(down_and_back);
+    CHECK(down_and_back->paths().at("memory") == fake.dir("memory") + "/submem");
     auto unknown = base.for_exec({"whaaat:/"});
     REQUIRE_FALSE(unknown);
     CHECK(unknown.error().message() == "--cgroup \"whaaat:/\": unknown controller \"whaaat\"");
