@@ -201,7 +201,9 @@ TEST_CASE("userns: joining another container's user and pid namespaces",
     first.add_user_namespace();
     first.set_shell("echo ready; read line");
     Child target = first.start();
-    REQUIRE(target.wait_for_output("ready\n"));
+    const bool target_ready = target.wait_for_output("ready\n");
+    INFO("first's stdout: " << target.out() << "\nfirst's stderr: " << target.err());
+    REQUIRE(target_ready);
     auto target_init = find_container_init(target.pid());
     REQUIRE(target_init.has_value());
     const std::string target_ns = "/proc/" + std::to_string(*target_init) + "/ns/";
@@ -279,7 +281,9 @@ TEST_CASE("userns: a container of a user-namespaced pod, in containerd 2's shape
     sandbox.add_user_namespace();
     sandbox.set_shell("echo ready; read line");
     Child pause = sandbox.start();
-    REQUIRE(pause.wait_for_output("ready\n"));
+    const bool pause_ready = pause.wait_for_output("ready\n");
+    INFO("sandbox's stdout: " << pause.out() << "\nsandbox's stderr: " << pause.err());
+    REQUIRE(pause_ready);
     auto sandbox_init = find_container_init(pause.pid());
     REQUIRE(sandbox_init.has_value());
     const std::string pod = "/proc/" + std::to_string(*sandbox_init) + "/ns/";
