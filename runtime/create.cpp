@@ -51,9 +51,9 @@ using runtime::ToParent;
 using SyncEvent = runtime::SyncEvent<ToParent>;
 using runtime::Created;
 using runtime::CreateMode;
+using runtime::make_cgroup;
 using runtime::PendingCgroup;
 using runtime::PendingState;
-using runtime::make_cgroup;
 
 // With the exec gate the init execs it right after kCreated, closing its (close-on-exec)
 // end of the socket: end of stream says pid 1 is the sealed gate. Only then may the lock go,
@@ -288,7 +288,8 @@ Status plan_the_init(Run& r) {
     process.process = r.created.plan.process;
     process.preserve_fds = r.created.plan.preserve_fds;
     process.security = std::move(r.security);
-    process.joins = runtime::entries_of(r.namespaces);
+    process.joins =
+        runtime::entries_of(r.namespaces, r.created.plan.pid_namespace_joined_by_the_init);
     process.cgroup_join = &r.cgroup_join;
     process.signal_mask = r.mode.exec_mask;
     process.memory_policy = r.created.plan.memory_policy;
@@ -310,8 +311,11 @@ Status plan_the_init(Run& r) {
 Status clone_the_init(Run& r) {
     {
         auto v2_dir = r.cgroup.open_v2_dir();
+        // The parent joins a PID namespace for the clone, unless the init does (pid.hpp).
         MR_ASSIGN(auto in_pid_namespace,
-                  runtime::pid::JoinedForChildren::enter(r.namespaces, r.sys)); // pid.cpp
+                  r.created.plan.pid_namespace_joined_by_the_init
+                      ? Result<runtime::pid::JoinedForChildren>(runtime::pid::JoinedForChildren())
+                      : runtime::pid::JoinedForChildren::enter(r.namespaces, r.sys)); // pid.cpp
         log::debug("nsexec container setup: clone3 into the container's new namespaces");
         bool born_in_v2 = false;
         MR_ASSIGN(pid_t pid, runtime::clone_process( // spawn.hpp; the child runs recipe.cpp

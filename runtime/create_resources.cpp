@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace minirun::runtime {
 
 PendingState::~PendingState() {
@@ -59,8 +61,20 @@ Result<cgroup::Cgroup> make_cgroup(const spec::Linux& linux, const CreateOptions
     MR_ASSIGN(std::string path, cgroup::resolve_path(linux.cgroups_path, options.id,
                                                      options.systemd_cgroup, own_path));
     if (rootless::active()) {
-        return cgroup::rootless_cgroup(host, path, linux.resources, "",
-                                       !linux.cgroups_path.empty());
+        MR_ASSIGN(cgroup::Cgroup cgroup, cgroup::rootless_cgroup(host, path, linux.resources, "",
+                                                                 !linux.cgroups_path.empty()));
+        // Neither a cgroup nor a pid namespace of its own: nothing holds all its processes,
+        // so `kill` cannot reach them all. runc 1.3 warns in these words (create.bats).
+        const bool private_pid = std::any_of(
+            linux.namespaces.begin(), linux.namespaces.end(), [](const spec::Namespace& ns) {
+                return ns.type == spec::NamespaceType::pid && ns.path.empty();
+            });
+        if (cgroup.empty() && !private_pid) {
+            log::warning("Creating a rootless container with no cgroup and no private pid "
+                         "namespace. Such configuration is strongly discouraged (as it is "
+                         "impossible to properly kill all container's processes)");
+        }
+        return cgroup;
     }
     auto cgroup = cgroup::Cgroup::for_path(host, path);
     if (host_out != nullptr) {

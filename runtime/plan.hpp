@@ -72,6 +72,15 @@ struct Plan {
     // A new PID namespace with a joined user namespace: the parent makes it in that user
     // namespace, which must own it, and clones the init into it as if it were joined (pid.hpp).
     bool new_pid_namespace_in_joined_user = false;
+    // A PID namespace joined by path together with a joined user namespace: the init joins
+    // it after the user namespace (a caller that is not the host's root may join only what
+    // that user namespace owns: rootless, runc's kill.bats "shared pidns"), then clones its
+    // second stage into it (pid.hpp), as runc's nsexec does; the parent does not join it.
+    bool pid_namespace_joined_by_the_init = false;
+    // Either of the two above: the init's first stage forks the process that stays.
+    [[nodiscard]] bool init_forks_into_pid_namespace() const {
+        return new_pid_namespace_in_joined_user || pid_namespace_joined_by_the_init;
+    }
     std::vector<NamespaceToJoin> joins; // user namespace first
 
     // "0 100000 65536\n": written by the parent into a new user namespace; with a joined

@@ -131,11 +131,12 @@ Result<std::vector<OpenNamespace>> open_namespaces_to_join(const Plan& plan, Sys
     return opened;
 }
 
-std::vector<NamespaceEntry> entries_of(const std::vector<OpenNamespace>& namespaces) {
+std::vector<NamespaceEntry> entries_of(const std::vector<OpenNamespace>& namespaces,
+                                       bool with_pid) {
     std::vector<NamespaceEntry> entries;
     entries.reserve(namespaces.size());
     for (const OpenNamespace& ns : namespaces) {
-        if (ns.target.type == NamespaceType::pid) {
+        if (ns.target.type == NamespaceType::pid && !with_pid) {
             continue; // the parent's, around the clone (pid.hpp)
         }
         entries.push_back({ns.fd.get(), ns.target.clone_flag,

@@ -59,8 +59,10 @@ struct NamespaceEntry {
 };
 
 // The init's entries for the namespaces opened above, in the plan's order, but the PID
-// namespace.
-std::vector<NamespaceEntry> entries_of(const std::vector<OpenNamespace>& namespaces);
+// namespace, which the parent joins around the clone, unless `with_pid` (the init joins it:
+// Plan::pid_namespace_joined_by_the_init).
+std::vector<NamespaceEntry> entries_of(const std::vector<OpenNamespace>& namespaces,
+                                       bool with_pid = false);
 
 // In the child: setns() into each, the user namespace between the others the caller may
 // join with its own privileges and those it may only join with the user namespace's

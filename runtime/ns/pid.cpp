@@ -72,10 +72,12 @@ JoinedForChildren::~JoinedForChildren() {
 }
 
 Status continue_as_pid_1(const Plan& plan, InitEnd& sync, Syscalls& sys) {
-    if (!plan.new_pid_namespace_in_joined_user) {
+    if (!plan.init_forks_into_pid_namespace()) {
         return {};
     }
-    MR_TRY(checked(sys.unshare(CLONE_NEWPID), "unshare a pid namespace in the user namespace"));
+    if (plan.new_pid_namespace_in_joined_user) {
+        MR_TRY(checked(sys.unshare(CLONE_NEWPID), "unshare a pid namespace in the user namespace"));
+    } // else joined with the others (join_namespaces): for the children, as unshare() would be
     // Like fork(), but the child's parent is ours (mini-run): its exit is mini-run's to see.
     long pid = ::syscall(SYS_clone, CLONE_PARENT, nullptr, nullptr, nullptr, 0);
     if (pid < 0) {
@@ -94,7 +96,7 @@ Status continue_as_pid_1(const Plan& plan, InitEnd& sync, Syscalls& sys) {
 }
 
 Status take_second_stage(const Plan& plan, ParentEnd& sync, ScopedChild& init) {
-    if (!plan.new_pid_namespace_in_joined_user) {
+    if (!plan.init_forks_into_pid_namespace()) {
         return {};
     }
     MR_ASSIGN(auto forked, sync.expect(ToParent::kForked));

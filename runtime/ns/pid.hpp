@@ -20,6 +20,11 @@
 // is pid 1 there, a child of mini-run as the first stage was, and inherits all the first
 // stage did (cgroups, limits, scheduling, namespaces joined); it goes on with the recipe,
 // and the first stage reports its pid (kForked) and exits.
+//
+// A PID namespace joined by path together with a joined user namespace goes the same way,
+// with setns() for unshare(): the parent, not root of that user namespace when rootless,
+// may not join a PID namespace it owns; the init may, once it has joined it (runc's nsexec
+// joins them all in its first stage too).
 #pragma once
 
 #include "minirun/error.hpp"
@@ -70,7 +75,8 @@ private:
 };
 
 // Init side, at the end of joining the namespaces, with a new PID namespace in a joined
-// user namespace (Plan::new_pid_namespace_in_joined_user): the first stage returns only on
+// user namespace (Plan::new_pid_namespace_in_joined_user) or a PID namespace joined with one
+// (Plan::pid_namespace_joined_by_the_init): the first stage returns only on
 // a failure (it _exit()s once it has sent kForked); the second stage, pid 1, returns ok.
 Status continue_as_pid_1(const Plan& plan, InitEnd& sync, Syscalls& sys);
 

@@ -144,6 +144,19 @@ TEST_CASE("plan: a new pid namespace in a joined user namespace comes from the p
         CHECK_FALSE(without->new_pid_namespace_in_joined_user);
         CHECK_FALSE(without->creates(spec::NamespaceType::pid));
         CHECK(without->uid_map.empty()); // no mappings given: nothing to check
+        CHECK_FALSE(without->init_forks_into_pid_namespace());
+    }
+    SECTION("a pid namespace joined with it: the init joins it and forks (rootless shared pidns)") {
+        json joined = base_config();
+        add_namespace(joined, "pid", "/proc/1/ns/pid");
+        add_namespace(joined, "user", "/proc/1/ns/user");
+        auto both = bundle.plan(joined);
+        REQUIRE(both.ok());
+        CHECK(both->pid_namespace_joined_by_the_init);
+        CHECK_FALSE(both->new_pid_namespace_in_joined_user);
+        CHECK(both->init_forks_into_pid_namespace());
+        CHECK_FALSE(both->creates(spec::NamespaceType::pid));
+        CHECK(both->joins.front().type == spec::NamespaceType::user); // joined first
     }
 }
 
