@@ -201,7 +201,8 @@ void drop_exec_separator(std::vector<std::string>& args) {
                                                           "-u",           "--additional-gids",
                                                           "-g",           "--cap",
                                                           "-c",           "--preserve-fds",
-                                                          "--cgroup",     "--pidfd-socket"};
+                                                          "--cgroup",     "--pidfd-socket",
+                                                          "--apparmor",   "--process-label"};
     bool in_exec = false;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string& arg = args[i];
@@ -248,6 +249,10 @@ CommandRunner add_exec_command(CLI::App& app, GlobalOptions& global) {
     command->add_option("--cap,-c", flags->caps, "add a capability (CAP_NET_ADMIN)")
         ->allow_extra_args(false);
     command->add_flag("--no-new-privs", flags->no_new_privs, "set no_new_privileges");
+    command->add_option("--apparmor", flags->options.apparmor_profile,
+                        "the process's AppArmor profile, instead of the container's");
+    command->add_option("--process-label", flags->options.process_label,
+                        "the process's SELinux label, instead of the container's");
     command->add_flag("--ignore-paused", flags->options.ignore_paused,
                       "exec in a paused container too (the process waits for resume)");
     command

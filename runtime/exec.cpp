@@ -182,6 +182,11 @@ Status check_the_process(Run& r) {
     if (r.process.args.empty()) {
         return Error(EINVAL, "exec: no command given");
     }
+    const ExecOptions& options = r.options;
+    if (!options.apparmor_profile.empty() || !options.process_label.empty()) {
+        MR_TRY(runtime::security::apply_exec_labels(options.apparmor_profile, options.process_label,
+                                                    runtime::security::host_lsms(), r.process));
+    }
     return runtime::check_terminal_options(r.process.terminal,
                                            r.options.console_socket, // spawn.cpp
                                            !r.options.detach, "--tty");
@@ -364,8 +369,9 @@ constexpr std::array<runtime::Step<Run>, 14> kExecRecipe = {{
      "limits apply to every process in it) and the process to run",
      kExec, open_the_container},
     {"check the process",
-     "a command, and --console-socket and --tty agree, before anything is made", kExec,
-     check_the_process},
+     "a command, --console-socket and --tty agree, --apparmor and --process-label name an "
+     "LSM this host has, before anything is made",
+     kExec, check_the_process},
     {"protect the runtime binary",
      "CVE-2019-5736: the exec gate where nothing that sees the process may hold "
      "CAP_SYS_PTRACE, a sealed re-exec of mini-run otherwise (which starts over)",

@@ -86,6 +86,11 @@ struct ExecOptions {
     bool ignore_paused = false;
     // `--cgroup [controller[,controller...]:]path`: sub-cgroups of the container's to join.
     std::vector<std::string> cgroups;
+    // `--apparmor PROFILE`, `--process-label LABEL` (runc's): the process's AppArmor profile
+    // and SELinux label instead of its own (the container's, or the --process file's). Empty:
+    // not given. Refused, naming the option, on a host without that LSM.
+    std::string apparmor_profile;
+    std::string process_label;
     // As CreateOptions: re-executed from a protected view when the exec gate is ruled out.
     char** reexec_argv = nullptr;
 };

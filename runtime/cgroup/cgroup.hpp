@@ -190,7 +190,8 @@ public:
     [[nodiscard]] Result<std::vector<pid_t>> pids() const;
 
     // runc's `events --stats` "data" object: cpu, memory, pids, blkio, hugetlb (fields it
-    // cannot read are left out or zero, as runc does).
+    // cannot read are left out or zero, as runc does), with the cgroup2 directory's
+    // pressure stall information as cpu.psi, memory.psi and blkio.psi where it has them.
     [[nodiscard]] Result<nlohmann::json> stats() const;
     // How many times the OOM killer killed a process in the cgroup (v1 memory.oom_control
     // oom_kill, v2 memory.events oom_kill).

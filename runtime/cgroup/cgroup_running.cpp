@@ -215,6 +215,14 @@ Result<nlohmann::json> Cgroup::stats() const {
     } else if (at.in_v2("hugetlb", "hugetlb")) {
         controllers::hugetlb_stats(at.v2, true, data["hugetlb"]);
     }
+    // Pressure stall information, as runc 1.2+ on cgroup v2: PSI is accounted in the
+    // cgroup2 hierarchy alone, whichever hierarchy the controllers are in, so a hybrid
+    // host's cgroup2 directory has it too (runc's v1 manager does not read it there).
+    if (!at.v2.empty()) {
+        MR_TRY(controllers::psi_stats(at.v2, "cpu.pressure", data["cpu"]));
+        MR_TRY(controllers::psi_stats(at.v2, "memory.pressure", data["memory"]));
+        MR_TRY(controllers::psi_stats(at.v2, "io.pressure", data["blkio"]));
+    }
     return data;
 }
 

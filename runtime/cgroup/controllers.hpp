@@ -120,4 +120,12 @@ void blkio_stats_v1(const std::string& dir, nlohmann::json& out);
 void io_stats_v2(const std::string& dir, nlohmann::json& out);
 void hugetlb_stats(const std::string& dir, bool v2, nlohmann::json& out);
 
+// Pressure stall information (cgroup_psi.cpp): a cgroup2 directory's cpu.pressure,
+// memory.pressure or io.pressure as runc's PSIStats, {"some": {"avg10", "avg60", "avg300",
+// "total"}, "full": {...}}; "full" is zero where the file has no such line (cpu.pressure
+// before Linux 5.13). An error names the line that is not "some|full key=value ...".
+Result<nlohmann::json> parse_psi(std::string_view text);
+// `name` of `dir` into out["psi"]; nothing when the file is missing or PSI is off.
+Status psi_stats(const std::string& dir, const std::string& name, nlohmann::json& out);
+
 } // namespace minirun::runtime::cgroup::controllers

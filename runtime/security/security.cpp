@@ -124,6 +124,29 @@ Result<ProcessSecurity> prepare(const spec::Process& process, const spec::Linux&
     return security;
 }
 
+HostLsms host_lsms() {
+    return HostLsms{.apparmor = apparmor_enabled(), .selinux = selinux_enabled()};
+}
+
+Status apply_exec_labels(std::string_view apparmor_profile, std::string_view process_label,
+                         const HostLsms& host, spec::Process& process) {
+    // runc's exec sets them on the process it builds; its --process file path ignores
+    // them, mini-run applies them over the file's too rather than drop an option silently.
+    if (!apparmor_profile.empty() && !host.apparmor) {
+        return Error(ENOTSUP, "exec --apparmor: AppArmor is not enabled on this host");
+    }
+    if (!process_label.empty() && !host.selinux) {
+        return Error(ENOTSUP, "exec --process-label: SELinux is not enabled on this host");
+    }
+    if (!apparmor_profile.empty()) {
+        process.apparmor_profile = apparmor_profile;
+    }
+    if (!process_label.empty()) {
+        process.selinux_label = process_label;
+    }
+    return {};
+}
+
 Result<UniqueFd> connect_seccomp_listener(const ProcessSecurity& security) {
     if (!security.seccomp.uses_notify() || security.seccomp_listener.empty()) {
         return UniqueFd();

@@ -35,6 +35,21 @@ struct ProcessSecurity {
 // In the parent, before clone(). Warns once when an LSM setting cannot be honoured here.
 Result<ProcessSecurity> prepare(const spec::Process& process, const spec::Linux& linux);
 
+// The LSMs this host has: AppArmor (/sys/module/apparmor/parameters/enabled is "Y") and
+// SELinux (selinuxfs at /sys/fs/selinux), as prepare() checks the config's labels.
+struct HostLsms {
+    bool apparmor = false;
+    bool selinux = false;
+};
+HostLsms host_lsms();
+
+// exec --apparmor / --process-label: `apparmor_profile` and `process_label`, when not empty,
+// replace the process's process.apparmorProfile and process.selinuxLabel. One the host
+// cannot apply is refused here, naming the option ("exec --apparmor: AppArmor is not
+// enabled on this host"), before the exec makes anything.
+Status apply_exec_labels(std::string_view apparmor_profile, std::string_view process_label,
+                         const HostLsms& host, spec::Process& process);
+
 // The seccomp listener, connected while its host path is still reachable (before
 // pivot_root or setns into the container's mount namespace). Invalid if not needed.
 Result<UniqueFd> connect_seccomp_listener(const ProcessSecurity& security);

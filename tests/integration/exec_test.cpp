@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <string>
@@ -276,4 +278,56 @@ TEST_CASE("exec: a stopped or unknown container fails", "[exec]") {
     CHECK(deleted.exit_code == 0);
     check_root_empty(runtime);
     check_no_leftovers(bundle);
+}
+
+TEST_CASE("exec --apparmor, --process-label: refused on a host without the LSM, nothing made",
+          "[exec][lsm]") {
+    // As the config's labels (ecosystem_test.cpp): a label the host cannot apply is an
+    // error, never a process run unconfined. This project's machines have neither LSM.
+    struct Case {
+        std::string option;
+        std::string sysfs; // the LSM's mark, as runtime/security/security.cpp checks it
+        std::string line;
+    };
+    for (const Case& c :
+         {Case{"--apparmor", "/sys/module/apparmor/parameters/enabled",
+               "mini-run: exec --apparmor: AppArmor is not enabled on this host\n"},
+          Case{"--process-label", "/sys/fs/selinux/enforce",
+               "mini-run: exec --process-label: SELinux is not enabled on this host\n"}}) {
+        INFO(c.option);
+        if (c.option == "--apparmor" ? contains(read_file(c.sysfs).value_or(""), "Y")
+                                     : read_file(c.sysfs).has_value()) {
+            skip_test(c.option + ": this host has the LSM (" + c.sysfs +
+                      "), so the option is not refused here");
+            continue;
+        }
+        Running container;
+        const std::string dir = container.runtime.root() + "/" + container.bundle.id();
+        auto listing = [&dir] {
+            std::vector<std::string> names;
+            for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+                names.push_back(entry.path().filename().string());
+            }
+            std::sort(names.begin(), names.end());
+            return names;
+        };
+        const std::vector<std::string> before = listing();
+        const std::string pid_file = container.runtime.io_dir() + "/lsm-exec.pid";
+        auto result =
+            container.exec({c.option, "mini-run-it-no-such-label", "--pid-file", pid_file},
+                           {"sh", "-c", "echo ran-unconfined"});
+        INFO(result.describe());
+        CHECK(result.exit_code == 255);
+        CHECK(result.err == c.line); // one line, naming the option
+        CHECK_FALSE(contains(result.out, "ran-unconfined"));
+        CHECK_FALSE(std::filesystem::exists(pid_file));
+        CHECK(listing() == before);
+        // The container is untouched, and a plain exec still works.
+        CHECK(container.runtime.status(container.bundle.id()) == "running");
+        CHECK(process_alive(container.init));
+        auto plain = container.exec({}, {"sh", "-c", "echo still-fine"});
+        INFO(plain.describe());
+        CHECK(plain.exit_code == 0);
+        CHECK(contains(plain.out, "still-fine"));
+    }
 }
