@@ -23,6 +23,7 @@ enum class SysctlScope {
     network,     // net.*
     ipc,         // the SysV IPC limits and fs.mqueue.*
     uts,         // kernel.hostname / kernel.domainname: refused, config.json has fields for them
+    user,        // user.*: the per-user-namespace limits (user.max_user_namespaces, ...)
     not_private, // everything else
 };
 SysctlScope classify_sysctl(std::string_view name);
