@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,15 @@ Json seccomp_features() {
     return seccomp;
 }
 
+// A table's names, in its order.
+std::vector<std::string> names_of(std::span<const spec::rules::MemoryPolicyName> table) {
+    std::vector<std::string> names;
+    for (const auto& entry : table) {
+        names.emplace_back(entry.name);
+    }
+    return names;
+}
+
 } // namespace
 
 std::string features_json() {
@@ -91,9 +101,15 @@ std::string features_json() {
     // Labels are applied when the host has the LSM enabled (and warned about otherwise).
     linux["apparmor"] = {{"enabled", true}};
     linux["selinux"] = {{"enabled", true}};
+    // The names the parser takes, including those this kernel may refuse (a mode newer than
+    // it is refused by set_mempolicy(2) at create, with the reason).
+    linux["memoryPolicy"] = {{"modes", names_of(spec::rules::memory_policy_modes())},
+                             {"flags", names_of(spec::rules::memory_policy_flags())}};
     // Implemented, though this machine has no resctrl: a config that asks for it is refused
-    // at create with the reason (cgroups.md).
-    linux["intelRdt"] = {{"enabled", true}, {"schemata", true}};
+    // at create with the reason (cgroups.md). schemata: its lines are written to the group's
+    // schemata file after l3CacheSchema and memBwSchema; monitoring: enableMonitoring makes
+    // the container a mon_groups/<id> group of its own (runtime/cgroup/intel_rdt.cpp).
+    linux["intelRdt"] = {{"enabled", true}, {"schemata", true}, {"monitoring", true}};
     linux["mountExtensions"] = {{"idmap", {{"enabled", true}}}};
     linux["netDevices"] = {{"enabled", true}};
     features["linux"] = linux;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,12 +21,41 @@ using namespace reader; // Node, read, field, member ...: the parser's vocabular
 
 namespace {
 
-// set_mempolicy(2)'s modes, as runtime-spec 1.3 names them.
-constexpr std::array<std::string_view, 7> kModes = {
-    "MPOL_DEFAULT",        "MPOL_PREFERRED",          "MPOL_BIND", "MPOL_INTERLEAVE", "MPOL_LOCAL",
-    "MPOL_PREFERRED_MANY", "MPOL_WEIGHTED_INTERLEAVE"};
-constexpr std::array<std::string_view, 3> kFlags = {"MPOL_F_NUMA_BALANCING",
-                                                    "MPOL_F_RELATIVE_NODES", "MPOL_F_STATIC_NODES"};
+// set_mempolicy(2)'s modes and mode flags, as runtime-spec 1.3 names them (in its order),
+// with the values of <linux/mempolicy.h>, which not every libc's headers carry in full
+// (weighted interleave is Linux 6.9): the kernel ABI. The one table of them: the runtime
+// passes these values (runtime/process/memory_policy.cpp), features lists these names.
+constexpr std::array<rules::MemoryPolicyName, 7> kModes = {{
+    {"MPOL_DEFAULT", 0},
+    {"MPOL_BIND", 2},
+    {"MPOL_INTERLEAVE", 3},
+    {"MPOL_WEIGHTED_INTERLEAVE", 6},
+    {"MPOL_PREFERRED", 1},
+    {"MPOL_PREFERRED_MANY", 5},
+    {"MPOL_LOCAL", 4},
+}};
+constexpr std::array<rules::MemoryPolicyName, 3> kFlags = {{
+    {"MPOL_F_NUMA_BALANCING", 1 << 13},
+    {"MPOL_F_RELATIVE_NODES", 1 << 14},
+    {"MPOL_F_STATIC_NODES", 1 << 15},
+}};
+
+bool known(std::span<const rules::MemoryPolicyName> table, std::string_view name) {
+    return std::any_of(table.begin(), table.end(),
+                       [name](const rules::MemoryPolicyName& entry) { return entry.name == name; });
+}
+
+// "A, B or C": the names a message says are expected.
+std::string one_of(std::span<const rules::MemoryPolicyName> table) {
+    std::string text;
+    for (size_t i = 0; i < table.size(); ++i) {
+        if (i > 0) {
+            text += i + 1 == table.size() ? " or " : ", ";
+        }
+        text += table[i].name;
+    }
+    return text;
+}
 
 bool has(const std::vector<std::string>& names, std::string_view name) {
     return std::find(names.begin(), names.end(), name) != names.end();
@@ -37,11 +67,9 @@ Status parse_memory_policy(const Node& node, MemoryPolicy& policy) {
     MR_TRY(expect_object(node));
     MR_ASSIGN(Node mode, required_member(node, "mode"));
     MR_TRY(read(mode, policy.mode));
-    if (std::find(kModes.begin(), kModes.end(), policy.mode) == kModes.end()) {
-        return mode.error(cat("unknown mode ", quoted(policy.mode),
-                              " (expected MPOL_DEFAULT, MPOL_BIND, MPOL_INTERLEAVE, "
-                              "MPOL_WEIGHTED_INTERLEAVE, MPOL_PREFERRED, MPOL_PREFERRED_MANY or "
-                              "MPOL_LOCAL)"));
+    if (!known(kModes, policy.mode)) {
+        return mode.error(
+            cat("unknown mode ", quoted(policy.mode), " (expected ", one_of(kModes), ")"));
     }
     bool takes_no_nodes = policy.mode == "MPOL_DEFAULT" || policy.mode == "MPOL_LOCAL";
     auto nodes = member(node, "nodes");
@@ -66,11 +94,9 @@ Status parse_memory_policy(const Node& node, MemoryPolicy& policy) {
         MR_TRY(
             read_with(*flags, policy.flags, [](const Node& element, std::string& flag) -> Status {
                 MR_TRY(read(element, flag));
-                if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
+                if (!known(kFlags, flag)) {
                     return element.error(
-                        cat("unknown flag ", quoted(flag),
-                            " (expected MPOL_F_NUMA_BALANCING, MPOL_F_RELATIVE_NODES "
-                            "or MPOL_F_STATIC_NODES)"));
+                        cat("unknown flag ", quoted(flag), " (expected ", one_of(kFlags), ")"));
                 }
                 return {};
             }));
@@ -133,3 +159,15 @@ Status parse_intel_rdt(const Node& node, IntelRdt& rdt) {
 }
 
 } // namespace minirun::spec::sections
+
+namespace minirun::spec::rules {
+
+// The parser's tables, for the runtime and features.
+std::span<const MemoryPolicyName> memory_policy_modes() {
+    return sections::kModes;
+}
+std::span<const MemoryPolicyName> memory_policy_flags() {
+    return sections::kFlags;
+}
+
+} // namespace minirun::spec::rules

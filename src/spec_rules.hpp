@@ -23,6 +23,7 @@ enum class SysctlScope {
     network,     // net.*
     ipc,         // the SysV IPC limits and fs.mqueue.*
     uts,         // kernel.hostname / kernel.domainname: refused, config.json has fields for them
+    user,        // user.*: the per-user-namespace limits (user.max_user_namespaces, ...)
     not_private, // everything else
 };
 SysctlScope classify_sysctl(std::string_view name);
@@ -42,6 +43,16 @@ std::span<const std::string_view> seccomp_action_names();
 std::span<const std::string_view> seccomp_operator_names();
 std::span<const std::string_view> seccomp_flag_names();
 std::vector<std::string> seccomp_arch_names(); // the SCMP_ARCH_* the linked libseccomp knows
+
+// linux.memoryPolicy's modes (MPOL_*) and mode flags (MPOL_F_*) with the kernel's values: the
+// parser takes these names, the runtime passes set_mempolicy(2) their values, and features
+// lists them (spec_parse_mempolicy_rdt.cpp has the table).
+struct MemoryPolicyName {
+    std::string_view name;
+    int value;
+};
+std::span<const MemoryPolicyName> memory_policy_modes();
+std::span<const MemoryPolicyName> memory_policy_flags();
 
 // A mount destination as mini-run uses it: absolute ("proc" -> "/proc") and lexically clean,
 // never above "/" ("/a/../../b" -> "/b").

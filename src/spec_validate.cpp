@@ -165,6 +165,21 @@ Status check_sysctls(const Spec& spec) {
             }
             break;
         }
+        case SysctlScope::user: {
+            // The limits under /proc/sys/user belong to the writer's user namespace (the
+            // kernel's ucounts); runc 1.4 accepts them with a user namespace. Only a new one
+            // is the container's own: a joined one's limits are its owner's, and without one
+            // they are the host's.
+            const Namespace* user = linux.find_namespace(NamespaceType::user);
+            if (user == nullptr) {
+                return Error(cat(path, ": needs a private user namespace"));
+            }
+            if (!user->path.empty()) {
+                return Error(cat(path, ": needs a new user namespace, not a joined one (whose "
+                                       "limits are not the container's)"));
+            }
+            break;
+        }
         case SysctlScope::not_private:
             return Error(cat(path, ": not a namespaced sysctl"));
         }
@@ -267,6 +282,9 @@ SysctlScope classify_sysctl(std::string_view name) {
     }
     if (key == "kernel.hostname" || key == "kernel.domainname") {
         return SysctlScope::uts;
+    }
+    if (key.starts_with("user.")) {
+        return SysctlScope::user;
     }
     return SysctlScope::not_private;
 }

@@ -2,35 +2,18 @@
 
 #include "minirun/explain.hpp"
 #include "minirun/file.hpp"
+#include "spec_rules.hpp"
 
-#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <utility>
+#include <span>
 
 namespace minirun::runtime::memory_policy {
 namespace {
 
-// <linux/mempolicy.h>, which not every libc's headers carry in full (weighted interleave
-// is Linux 6.9); the values are the kernel ABI.
-constexpr std::array<std::pair<std::string_view, int>, 7> kModes = {{
-    {"MPOL_DEFAULT", 0},
-    {"MPOL_PREFERRED", 1},
-    {"MPOL_BIND", 2},
-    {"MPOL_INTERLEAVE", 3},
-    {"MPOL_LOCAL", 4},
-    {"MPOL_PREFERRED_MANY", 5},
-    {"MPOL_WEIGHTED_INTERLEAVE", 6},
-}};
-constexpr std::array<std::pair<std::string_view, int>, 3> kFlags = {{
-    {"MPOL_F_NUMA_BALANCING", 1 << 13},
-    {"MPOL_F_RELATIVE_NODES", 1 << 14},
-    {"MPOL_F_STATIC_NODES", 1 << 15},
-}};
-
-template <size_t N>
-int value_of(const std::array<std::pair<std::string_view, int>, N>& table, std::string_view name) {
+// The value of a mode or flag name, from the parser's own table (spec_rules.hpp).
+int value_of(std::span<const spec::rules::MemoryPolicyName> table, std::string_view name) {
     for (const auto& [known, value] : table) {
         if (known == name) {
             return value;
@@ -60,9 +43,9 @@ std::string allowed_list(std::string_view status) {
 
 Request request_for(const spec::MemoryPolicy& policy) {
     Request request;
-    request.mode = value_of(kModes, policy.mode);
+    request.mode = value_of(spec::rules::memory_policy_modes(), policy.mode);
     for (const std::string& flag : policy.flags) {
-        request.mode |= value_of(kFlags, flag);
+        request.mode |= value_of(spec::rules::memory_policy_flags(), flag);
     }
     if (!policy.node_ids.empty()) {
         request.mask.assign(policy.node_ids.back() / kWordBits + 1, 0);

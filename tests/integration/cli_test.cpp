@@ -31,6 +31,16 @@ TEST_CASE("cli: features is JSON whose spec version is --version's, 1.3.0", "[cl
     CHECK(json["ociVersionMax"] == spec[1].str());
     CHECK(json["ociVersionMax"] == "1.3.0");
     CHECK(json["linux"]["mountExtensions"]["idmap"]["enabled"] == true);
+    // runtime-spec 1.3's features-linux.md: the memory policies the parser takes, and Intel
+    // RDT's schemata and monitoring (enableMonitoring).
+    const auto& policy = json["linux"]["memoryPolicy"];
+    CHECK(policy["modes"] == nlohmann::json({"MPOL_DEFAULT", "MPOL_BIND", "MPOL_INTERLEAVE",
+                                             "MPOL_WEIGHTED_INTERLEAVE", "MPOL_PREFERRED",
+                                             "MPOL_PREFERRED_MANY", "MPOL_LOCAL"}));
+    CHECK(policy["flags"] == nlohmann::json({"MPOL_F_NUMA_BALANCING", "MPOL_F_RELATIVE_NODES",
+                                             "MPOL_F_STATIC_NODES"}));
+    CHECK(json["linux"]["intelRdt"] ==
+          nlohmann::json({{"enabled", true}, {"schemata", true}, {"monitoring", true}}));
     // An engine that asks for `features` with the global options it always passes.
     auto with_globals =
         run_minirun({"--root", "/run/mini-run", "--log-format", "json", "features"});

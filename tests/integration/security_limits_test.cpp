@@ -84,8 +84,9 @@ private:
     std::vector<std::optional<std::string>> values_;
 };
 
-const std::vector<std::string> guarded_sysctls{
-    "/proc/sys/net/ipv4/ip_forward", "/proc/sys/kernel/shmmax", "/proc/sys/vm/swappiness"};
+const std::vector<std::string> guarded_sysctls{"/proc/sys/net/ipv4/ip_forward",
+                                               "/proc/sys/kernel/shmmax", "/proc/sys/vm/swappiness",
+                                               "/proc/sys/user/max_user_namespaces"};
 
 } // namespace
 
@@ -113,12 +114,35 @@ TEST_CASE("sysctl: namespaced sysctls are set inside, the host's stay", "[securi
     check_no_leftovers(bundle);
 }
 
+TEST_CASE("sysctl: user.* is the container's own user namespace's limit, the host's stays",
+          "[security][sysctl]") {
+    // /proc/sys/user holds per-user-namespace limits: written by the init once it is root in
+    // its new user namespace, they are that namespace's, as runc 1.4 allows.
+    const std::string host_path = "/proc/sys/user/max_user_namespaces";
+    SysctlGuard guard(guarded_sysctls);
+    const auto host_value = read_file(host_path);
+    REQUIRE(host_value.has_value());
+    const std::string value = *host_value == "1234\n" ? "1235" : "1234";
+
+    TempBundle bundle("sysctl-userns");
+    bundle.copy_rootfs(std::make_pair(100000U, 100000U));
+    bundle.add_user_namespace();
+    bundle.config["linux"]["sysctl"] = {{"user.max_user_namespaces", value}};
+    bundle.set_shell("echo inside $(cat /proc/sys/user/max_user_namespaces)");
+    auto result = run_ok(bundle);
+    INFO(result.describe());
+    CHECK(value_of(result.out, "inside") == value);
+    CHECK(read_file(host_path) == host_value);
+    check_no_leftovers(bundle);
+}
+
 TEST_CASE("sysctl: a sysctl of a namespace the container does not have fails",
           "[security][sysctl]") {
     SysctlGuard guard(guarded_sysctls);
     const auto host_forward = read_file("/proc/sys/net/ipv4/ip_forward");
     const auto host_shmmax = read_file("/proc/sys/kernel/shmmax");
     const auto host_swappiness = read_file("/proc/sys/vm/swappiness");
+    const auto host_user_namespaces = read_file("/proc/sys/user/max_user_namespaces");
     TempBundle bundle("sysctl-bad");
     SECTION("vm.swappiness is not namespaced") {
         const std::string other =
@@ -137,9 +161,22 @@ TEST_CASE("sysctl: a sysctl of a namespace the container does not have fails",
         bundle.config["linux"]["sysctl"] = {{"kernel.shmmax", "123456789"}};
         check_refused(bundle, {"kernel.shmmax"});
     }
+    SECTION("user.* without a user namespace: one line naming the key") {
+        bundle.config["linux"]["sysctl"] = {{"user.max_user_namespaces", "1234"}};
+        bundle.set_shell("echo it-process-ran");
+        auto result = bundle.run();
+        INFO(result.describe());
+        CHECK(result.exit_code != 0);
+        CHECK_FALSE(contains(result.out, "it-process-ran"));
+        CHECK(split_lines(result.err) ==
+              std::vector<std::string>{"mini-run: linux.sysctl.\"user.max_user_namespaces\": "
+                                       "needs a private user namespace"});
+        check_no_leftovers(bundle);
+    }
     CHECK(read_file("/proc/sys/net/ipv4/ip_forward") == host_forward);
     CHECK(read_file("/proc/sys/kernel/shmmax") == host_shmmax);
     CHECK(read_file("/proc/sys/vm/swappiness") == host_swappiness);
+    CHECK(read_file("/proc/sys/user/max_user_namespaces") == host_user_namespaces);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 // `features` against the parser: every name features lists is one config.json may use, and
 // the names the parser takes are the ones features lists. A field added to the parser
 // without features (or the reverse) fails here.
+#include "cgroup/intel_rdt.hpp"
 #include "minirun/runtime.hpp"
 #include "minirun/spec.hpp"
 #include "mount/mount_options.hpp"
+#include "process/memory_policy.hpp"
 #include "security/seccomp.hpp"
 
 #include <catch2/catch.hpp>
@@ -84,8 +86,9 @@ TEST_CASE("features: every field of features.md and features-linux.md", "[featur
         CHECK(f.contains(key));
     }
     const Json& linux = f["linux"];
-    for (const char* key : {"namespaces", "capabilities", "cgroup", "seccomp", "apparmor",
-                            "selinux", "intelRdt", "mountExtensions", "netDevices"}) {
+    for (const char* key :
+         {"namespaces", "capabilities", "cgroup", "seccomp", "apparmor", "selinux", "memoryPolicy",
+          "intelRdt", "mountExtensions", "netDevices"}) {
         INFO(key);
         CHECK(linux.contains(key));
     }
@@ -100,6 +103,9 @@ TEST_CASE("features: every field of features.md and features-linux.md", "[featur
     }
     CHECK(linux["intelRdt"]["enabled"].is_boolean());
     CHECK(linux["intelRdt"]["schemata"].is_boolean());
+    CHECK(linux["intelRdt"]["monitoring"].is_boolean());
+    CHECK(linux["memoryPolicy"]["modes"].is_array());
+    CHECK(linux["memoryPolicy"]["flags"].is_array());
     CHECK(linux["mountExtensions"]["idmap"]["enabled"].is_boolean());
     CHECK(linux["netDevices"]["enabled"].is_boolean());
     // mini-run reads no annotation of config.json: none can change what it does.
@@ -308,12 +314,91 @@ TEST_CASE("features: the extensions it says are enabled are read by the parser",
         require_parses(config);
         require_read(config, Json::json_pointer("/linux/netDevices"), "linux.netDevices");
     }
-    SECTION("Intel RDT and its schemata") {
+    SECTION("Intel RDT, its schemata and monitoring") {
         REQUIRE(linux["intelRdt"]["enabled"] == true);
         require_read(config, Json::json_pointer("/linux/intelRdt"), "linux.intelRdt");
         REQUIRE(linux["intelRdt"]["schemata"] == true);
+        REQUIRE(linux["intelRdt"]["monitoring"] == true);
         config["linux"]["intelRdt"] = {{"closID", "c1"}};
         require_read(config, Json::json_pointer("/linux/intelRdt/schemata"),
                      "linux.intelRdt.schemata");
+        require_read(config, Json::json_pointer("/linux/intelRdt/enableMonitoring"),
+                     "linux.intelRdt.enableMonitoring");
+        // Read, and used: the lines go to the group's schemata file, and monitoring gives
+        // the container a monitoring group of its own.
+        config["linux"]["intelRdt"] = {{"schemata", {"L3:0=f"}}, {"enableMonitoring", true}};
+        auto spec = parse_spec(config.dump());
+        REQUIRE(spec);
+        const auto& rdt = *spec->linux.intel_rdt;
+        CHECK(minirun::runtime::intel_rdt::schemata_writes(rdt) ==
+              std::vector<std::string>{"L3:0=f"});
+        auto group = minirun::runtime::intel_rdt::group_of("/sys/fs/resctrl", rdt, "web");
+        CHECK(group.monitor_dir == "/sys/fs/resctrl/web/mon_groups/web");
     }
+}
+
+namespace {
+
+// A linux.memoryPolicy the parser takes with `mode`: nodes where the mode needs them.
+Json policy_with(const std::string& mode) {
+    Json policy = {{"mode", mode}};
+    if (mode != "MPOL_DEFAULT" && mode != "MPOL_LOCAL") {
+        policy["nodes"] = "0";
+    }
+    return policy;
+}
+
+} // namespace
+
+TEST_CASE("features: memoryPolicy modes and flags are the parser's", "[features]") {
+    Json policy = features()["linux"]["memoryPolicy"];
+    std::set<std::string> modes = as_set(policy["modes"]);
+    std::set<std::string> flags = as_set(policy["flags"]);
+    // <linux/mempolicy.h>'s modes and mode flags as of Linux 6.9, all of them.
+    const std::vector<std::string> all_modes = {"MPOL_DEFAULT",
+                                                "MPOL_PREFERRED",
+                                                "MPOL_BIND",
+                                                "MPOL_INTERLEAVE",
+                                                "MPOL_LOCAL",
+                                                "MPOL_PREFERRED_MANY",
+                                                "MPOL_WEIGHTED_INTERLEAVE"};
+    const std::vector<std::string> all_flags = {"MPOL_F_NUMA_BALANCING", "MPOL_F_RELATIVE_NODES",
+                                                "MPOL_F_STATIC_NODES"};
+    std::set<int> values;
+    for (const std::string& mode : all_modes) {
+        INFO(mode);
+        Json config = base_config();
+        config["linux"]["memoryPolicy"] = policy_with(mode);
+        CHECK(parse_error(config).empty() == (modes.count(mode) == 1));
+        if (modes.count(mode) == 1) {
+            // Listed, parsed, and given to set_mempolicy(2) as a mode of its own.
+            auto spec = parse_spec(config.dump());
+            REQUIRE(spec);
+            values.insert(
+                minirun::runtime::memory_policy::request_for(*spec->linux.memory_policy).mode);
+        }
+    }
+    CHECK(values.size() == modes.size());
+    for (const std::string& flag : all_flags) {
+        INFO(flag);
+        Json config = base_config();
+        // MPOL_BIND takes each flag (NUMA balancing only with it or MPOL_PREFERRED_MANY).
+        config["linux"]["memoryPolicy"] = policy_with("MPOL_BIND");
+        config["linux"]["memoryPolicy"]["flags"] = {flag};
+        CHECK(parse_error(config).empty() == (flags.count(flag) == 1));
+        if (flags.count(flag) == 1) {
+            auto spec = parse_spec(config.dump());
+            REQUIRE(spec);
+            // The flag's bit is set on top of MPOL_BIND's 2.
+            CHECK(minirun::runtime::memory_policy::request_for(*spec->linux.memory_policy).mode >
+                  2);
+        }
+    }
+    // The reverse: a name features does not list is refused.
+    Json config = base_config();
+    config["linux"]["memoryPolicy"] = policy_with("MPOL_NOSUCH");
+    CHECK_FALSE(parse_error(config).empty());
+    config["linux"]["memoryPolicy"] = policy_with("MPOL_BIND");
+    config["linux"]["memoryPolicy"]["flags"] = {"MPOL_F_NOSUCH"};
+    CHECK_FALSE(parse_error(config).empty());
 }

@@ -357,6 +357,18 @@ const std::vector<ErrorCase> error_cases = {
      R"(linux.sysctl."net.ipv4.ip_forward": needs a private network namespace)"},
     {{{"/linux/namespaces/3"}},
      R"(linux.sysctl."fs.mqueue.msg_max": needs a private IPC namespace)"},
+    // user.* (the per-user-namespace limits): only in a new user namespace, the container's.
+    {{{"/linux/sysctl/user.max_user_namespaces", R"("10")"},
+      {"/linux/namespaces/5"},
+      {"/linux/uidMappings"},
+      {"/linux/gidMappings"}},
+     R"(linux.sysctl."user.max_user_namespaces": needs a private user namespace)"},
+    {{{"/linux/sysctl/user.max_user_namespaces", R"("10")"},
+      {"/linux/namespaces/5/path", R"("/proc/1/ns/user")"},
+      {"/linux/uidMappings"},
+      {"/linux/gidMappings"}},
+     R"(linux.sysctl."user.max_user_namespaces": needs a new user namespace, not a joined one )"
+     R"((whose limits are not the container's))"},
     {{{"/linux/namespaces/4"}}, "hostname: setting a hostname needs a private UTS namespace"},
     {{{"/linux/namespaces/4"}, {"/hostname"}},
      "domainname: setting a domainname needs a private UTS namespace"},
@@ -391,6 +403,15 @@ TEST_CASE("linux.sysctl kernel.domainname: accepted when it agrees with domainna
     CHECK(error_after({{"/domainname"}, {"/linux/sysctl/kernel.domainname", R"("alone.org")"}})
               .empty());
     CHECK(error_after({{"/linux/sysctl/kernel.hostname", R"("box")"}}).empty());
+}
+
+TEST_CASE("linux.sysctl user.*: accepted in a new user namespace, as runc 1.4", "[spec]") {
+    // The fixture has {"type": "user"} with its mappings: the limits are the container's.
+    CHECK(error_after({{"/linux/sysctl/user.max_user_namespaces", R"("10")"}}).empty());
+    CHECK(error_after({{"/linux/sysctl/user~1max_net_namespaces", R"("5")"}}).empty());
+    // A user namespace opens user.* only: other host-wide keys stay refused.
+    CHECK(error_after({{"/linux/sysctl/kernel.keys.maxkeys", R"("5")"}}) ==
+          R"(linux.sysctl."kernel.keys.maxkeys": not a namespaced sysctl)");
 }
 
 TEST_CASE("the first problem is the one reported", "[spec]") {
