@@ -38,6 +38,7 @@ CommandRunner add_create_command(CLI::App& app, GlobalOptions& global) {
         options->systemd_cgroup = global.systemd_cgroup;
         options->no_cgroups = global.no_cgroups;
         options->reexec_argv = global.argv;
+        options->notify_socket = notify_socket_of_caller();
         if (auto created = create_container(*options); !created) {
             return fail(created.error().message());
         }

@@ -17,6 +17,7 @@ CommandRunner add_run_command(CLI::App& app, GlobalOptions& global) {
         options->systemd_cgroup = global.systemd_cgroup;
         options->no_cgroups = global.no_cgroups;
         options->reexec_argv = global.argv;
+        options->notify_socket = notify_socket_of_caller();
         auto exit_code = run_container(*options);
         if (!exit_code) {
             return fail(exit_code.error().message());

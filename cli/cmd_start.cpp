@@ -9,7 +9,7 @@ CommandRunner add_start_command(CLI::App& app, GlobalOptions& global) {
     CLI::App* command = app.add_subcommand("start", "start a created container");
     add_id(*command, *id);
     return [id, &global]() {
-        if (auto started = start_container(global.root, *id); !started) {
+        if (auto started = start_container(global.root, *id, notify_socket_of_caller()); !started) {
             return fail(started.error().message());
         }
         return 0;

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -55,6 +56,13 @@ void add_create_options(CLI::App& command, CreateOptions& options);
 // The container id positional, required.
 inline void add_id(CLI::App& command, std::string& id) {
     command.add_option("id", id, "container id")->required();
+}
+
+// The caller's NOTIFY_SOCKET (sd_notify(3)), which create, run and start read as runc's
+// do: "" when unset.
+inline std::string notify_socket_of_caller() {
+    const char* value = std::getenv("NOTIFY_SOCKET");
+    return value != nullptr ? value : "";
 }
 
 // Prints "mini-run: <message>" (and logs it as JSON when asked) and returns 1.

@@ -34,10 +34,7 @@
 #include <unistd.h>
 
 #include <array>
-#include <charconv>
 #include <csignal>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <span>
 
@@ -116,24 +113,17 @@ Status check_id(Run& r) {
     return validate_container_id(r.options.id);
 }
 
-// Socket activation (sd_listen_fds): a caller that hands us LISTEN_FDS sockets at fd 3
-// onwards means them for the container's process, which then is pid 1 of its namespace.
-int listen_fds() {
-    const char* text = std::getenv("LISTEN_FDS");
-    int count = 0;
-    if (text == nullptr ||
-        std::from_chars(text, text + std::strlen(text), count).ec != std::errc() || count < 0) {
-        return 0;
-    }
-    return count;
-}
-
 Status load_config(Run& r) {
     MR_ASSIGN(r.created.spec, spec::load_spec(r.options.bundle, &r.config_text, // spec_parse.cpp
                                               r.options.config));
-    MR_ASSIGN(r.created.plan, runtime::make_plan(r.created.spec, // plan.cpp
-                                                 {r.options.id, r.options.bundle,
-                                                  r.options.preserve_fds, listen_fds()}));
+    std::string notify_dir; // process/systemd.cpp, as listen_fds()
+    if (!r.options.notify_socket.empty()) {
+        notify_dir = runtime::systemd::notify_dir(r.options.root, r.options.id);
+    }
+    MR_ASSIGN(r.created.plan,
+              runtime::make_plan(r.created.spec, // plan.cpp
+                                 {r.options.id, r.options.bundle, r.options.preserve_fds,
+                                  runtime::systemd::listen_fds(), std::move(notify_dir)}));
     return {};
 }
 
@@ -218,6 +208,13 @@ Status make_state_dir(Run& r) {
     record.created = log::rfc3339_now();
     record.owner = state::owner_name(::geteuid());
     record.annotations = created.spec.annotations;
+    return {};
+}
+
+Status prepare_notify_socket(Run& r) { // process/systemd.cpp
+    MR_ASSIGN(r.created.notify,
+              runtime::systemd::prepare_notify(r.options.notify_socket, r.options.root,
+                                               r.options.id, r.mode.start_through_socket));
     return {};
 }
 
@@ -471,7 +468,7 @@ constexpr auto kParent = runtime::Taker::create;
 
 // The parent's recipe: first everything that can be checked is checked, before anything
 // is created; then each resource, recorded before it is made where a crash could orphan it.
-constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
+constexpr std::array<runtime::Step<Run>, 31> kCreateRecipe = {{
     {"check the id", "a bad id is refused before anything exists", kParent, check_id},
     {"load the config and plan",
      "config.json -> spec model -> plan: every decision, no effect; final from here (socket "
@@ -510,6 +507,10 @@ constexpr std::array<runtime::Step<Run>, 30> kCreateRecipe = {{
     {"make the state directory",
      "one mkdir makes the id ours; locked; config and exec.fifo (`run`: a start socket instead)",
      kParent, make_state_dir},
+    {"prepare the notify socket",
+     "NOTIFY_SOCKET: its directory, which the init binds at /run/notify, exists before the "
+     "init mounts; `run`, which starts the container itself, listens from now on (runc)",
+     kParent, prepare_notify_socket},
     {"record the cgroups",
      "before they are made, in state.json and recovery.json, so that a delete after a crash "
      "from here on still finds and removes them",

@@ -5,11 +5,13 @@
 #include "lifecycle.hpp"
 #include "minirun/runtime.hpp"
 #include "plan.hpp"
+#include "process/systemd.hpp"
 #include "state.hpp"
 #include "sync.hpp"
 #include "syscalls.hpp"
 
 #include <csignal>
+#include <optional>
 
 namespace minirun::runtime {
 
@@ -25,6 +27,8 @@ struct Created {
     // `run`'s end of the start socket (CreateMode::start_through_socket): one byte sent
     // there is the start.
     UniqueFd start_socket;
+    // `run`'s relay of the container's READY=1 to the caller's NOTIFY_SOCKET.
+    std::optional<systemd::NotifyRelay> notify;
 };
 
 struct CreateMode {

@@ -4,6 +4,7 @@
 #include "minirun/rootless.hpp"
 #include "ns/cgroup_ns.hpp"
 #include "ns/namespaces.hpp"
+#include "process/systemd.hpp"
 
 #include <algorithm>
 #include <sched.h>
@@ -172,7 +173,7 @@ Status plan_rootfs(const spec::Spec& spec, Plan& plan) {
     return {};
 }
 
-Status plan_mounts(const spec::Spec& spec, Plan& plan) {
+Status plan_mounts(const spec::Spec& spec, const PlanInput& input, Plan& plan) {
     const auto& mounts = spec.mounts;
     plan.setup_dev = true;
     for (size_t i = 0; i < mounts.size(); ++i) {
@@ -197,6 +198,13 @@ Status plan_mounts(const spec::Spec& spec, Plan& plan) {
         }
         plan.mounts.push_back(std::move(*step));
     }
+    if (!input.notify_dir.empty()) {
+        // runc's mount (notify_socket.go), after the config's: nothing of theirs covers it.
+        spec::Mount notify{std::string(systemd::kNotifyDirInContainer), "", input.notify_dir,
+                           {"bind", "nosuid", "noexec", "nodev", "ro"}, {}, {}};
+        MR_ASSIGN(MountStep step, plan_mount(notify, plan.bundle));
+        plan.mounts.push_back(std::move(step));
+    }
     const std::string& propagation = spec.linux.rootfs_propagation;
     plan.root_propagation =
         propagation.empty() ? (MS_PRIVATE | MS_REC) : propagation_flags(propagation);
@@ -211,6 +219,12 @@ void plan_process(const spec::Spec& spec, const PlanInput& input, Plan& plan) {
     if (input.listen_fds > 0) {
         plan.process.env.push_back(cat("LISTEN_FDS=", input.listen_fds));
         plan.process.env.emplace_back("LISTEN_PID=1");
+    }
+    if (!input.notify_dir.empty()) {
+        // Ours replaces the config's (runc appends it, and of duplicates the last wins).
+        std::erase_if(plan.process.env,
+                      [](const std::string& entry) { return entry.starts_with("NOTIFY_SOCKET="); });
+        plan.process.env.push_back(cat("NOTIFY_SOCKET=", systemd::kNotifySocketInContainer));
     }
     plan.oci_version = spec.oci_version;
     plan.hostname = spec.hostname;
@@ -242,7 +256,7 @@ Result<Plan> make_plan(const spec::Spec& spec, const PlanInput& input) {
 
     MR_TRY(plan_rootfs(spec, plan));
     MR_TRY(plan_namespaces(spec, plan));
-    MR_TRY(plan_mounts(spec, plan));
+    MR_TRY(plan_mounts(spec, input, plan));
     plan_process(spec, input, plan);
 
     const spec::Linux& linux = spec.linux;

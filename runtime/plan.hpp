@@ -136,6 +136,10 @@ struct PlanInput {
     // Socket activation (sd_listen_fds): LISTEN_FDS sockets the caller passed at fd 3
     // onwards, after the preserved fds; they are the container's process's (0: none).
     int listen_fds = 0;
+    // The caller's NOTIFY_SOCKET is relayed (process/systemd.hpp): the host directory of
+    // the container's notify socket, bound read-only at /run/notify after the config's
+    // mounts, with NOTIFY_SOCKET=/run/notify/notify.sock in the process's env (empty: none).
+    std::string notify_dir{};
 };
 
 Result<Plan> make_plan(const spec::Spec& spec, const PlanInput& input);

@@ -5,6 +5,7 @@
 #include "process/signals.hpp"
 #include "process/terminal.hpp"
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -31,6 +32,17 @@ Error why_start_failed(runtime::ParentEnd& sync, Error start_error) {
     return start_error;
 }
 
+// `run --detach` with NOTIFY_SOCKET: returns once the container said READY=1 (relayed,
+// with the init's pid as MAINPID), or its init is gone, as runc's.
+Result<int> wait_until_ready(runtime::systemd::NotifyRelay& notify, pid_t init) {
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, init, 0))); // our child
+    if (!pidfd) {
+        return Error::from_errno("NOTIFY_SOCKET: pidfd_open the init");
+    }
+    MR_TRY(notify.wait(pidfd.get(), init));
+    return 0;
+}
+
 } // namespace
 
 Result<int> run_container(const RunOptions& options) {
@@ -50,11 +62,11 @@ Result<int> run_container(const RunOptions& options) {
         (void)runtime::destroy(container, created.spec, true);
         return why_start_failed(created.sync, started.error());
     }
-    if (options.detach) {
-        return 0;
-    }
     // While the container runs, other commands (kill, exec, state) must get the lock.
     container.dir = state::StateDir();
+    if (options.detach) {
+        return created.notify ? wait_until_ready(*created.notify, created.pid) : 0;
+    }
 
     // The init either reports a late error (a startContainer hook, execve) or execs; its
     // end of the socket is close-on-exec, so the exec shows here as end of stream.
@@ -69,7 +81,11 @@ Result<int> run_container(const RunOptions& options) {
     if (created.console_master) {
         relay.emplace(std::move(created.console_master));
     }
-    MR_ASSIGN(int exit_code, signals.forward_until_exit(created.pid, relay ? &*relay : nullptr));
+    // In the foreground the READY=1 is relayed with our own pid as MAINPID, as runc's: we
+    // are the process that lives as long as the container and passes its signals on.
+    MR_ASSIGN(int exit_code,
+              signals.forward_until_exit(created.pid, relay ? &*relay : nullptr,
+                                         created.notify ? &*created.notify : nullptr));
     relay.reset();
 
     if (!options.keep) {

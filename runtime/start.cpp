@@ -4,6 +4,7 @@
 #include "lifecycle.hpp"
 #include "process/hooks.hpp"
 #include "process/signals.hpp"
+#include "process/systemd.hpp"
 #include "process/terminal.hpp"
 
 #include <fcntl.h>
@@ -83,10 +84,32 @@ Status runtime::start_created(Opened& container, const spec::Spec& spec, UniqueF
     return {};
 }
 
-Status start_container(const std::string& root, const std::string& id) {
+Status start_container(const std::string& root, const std::string& id,
+                       const std::string& notify_socket) {
     MR_ASSIGN(runtime::Opened container, runtime::open_container(root, id));
     MR_ASSIGN(spec::Spec spec, runtime::saved_spec_for(container.dir, {"poststart"}));
-    return runtime::start_created(container, spec);
+    // As runc's start (notify_socket.go): the container's socket is bound before its
+    // process can run, so that no READY=1 is lost. Only for a container created with a
+    // NOTIFY_SOCKET (its notify directory exists): one created without has no
+    // NOTIFY_SOCKET inside and could never answer (runc fails to bind then).
+    std::optional<runtime::systemd::NotifyRelay> notify;
+    std::string notify_dir = runtime::systemd::notify_dir(root, id);
+    if (!notify_socket.empty() && container.status == state::Status::created &&
+        ::access(notify_dir.c_str(), F_OK) == 0) {
+        MR_ASSIGN(notify, runtime::systemd::NotifyRelay::open(notify_socket, notify_dir));
+    }
+    MR_TRY(runtime::start_created(container, spec));
+    if (!notify) {
+        return {};
+    }
+    // The wait may be long: other commands (state, kill, delete) must get the lock.
+    container.dir = state::StateDir();
+    const state::Record& record = container.record;
+    auto init = runtime::open_process({record.pid, record.pid_start_time});
+    if (!init) {
+        return {}; // the init is gone already: nothing will be ready
+    }
+    return notify->wait(init->get(), record.pid);
 }
 
 // The fifo was opened non-blocking (so that the open itself did not wait for a writer);

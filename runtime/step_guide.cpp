@@ -13,7 +13,7 @@
 namespace minirun::runtime {
 namespace {
 
-constexpr std::array<StepGuide, 84> kGuides = {{
+constexpr std::array<StepGuide, 85> kGuides = {{
     // The runtime: `create` (create.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
@@ -46,6 +46,11 @@ constexpr std::array<StepGuide, 84> kGuides = {{
      "file ownership: the bind mount shows ids through the container's user namespace", ""},
     {"make the state directory", "mkdir, flock, write of config.json, mknod of exec.fifo",
      "nothing: the container's record on the host", "ls -l {state}"},
+    {"prepare the notify socket",
+     "with NOTIFY_SOCKET only: mkdir of {state}/notify; `run`: socket, connect to the caller's "
+     "socket, bind of notify.sock and chmod",
+     "nothing: the container's own sd_notify socket, bound at /run/notify inside",
+     "ls -l {state}/notify"},
     {"record the cgroups", "write of state.json and recovery.json",
      "nothing: what `delete` removes if mini-run dies from here on", "cat {state}/state.json"},
     {"make the cgroups", "mkdir in each cgroup hierarchy (v1: one per controller, and cgroup2)",

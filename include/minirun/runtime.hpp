@@ -29,12 +29,16 @@ Status validate_container_id(std::string_view id);
 struct CreateOptions {
     std::string root; // state root (--root)
     std::string id;
-    std::string bundle = ".";    // directory holding config.json
-    std::string config;          // --config (crun's): another file than <bundle>/config.json
-    std::string pid_file;        // written atomically: decimal pid, no newline
-    std::string console_socket;  // receives the pty master when process.terminal is set
-    std::string pidfd_socket;    // receives a pidfd of the init (runc's --pidfd-socket)
-    int preserve_fds = 0;        // fds 3 .. 3+N-1 are passed to the container
+    std::string bundle = ".";   // directory holding config.json
+    std::string config;         // --config (crun's): another file than <bundle>/config.json
+    std::string pid_file;       // written atomically: decimal pid, no newline
+    std::string console_socket; // receives the pty master when process.terminal is set
+    std::string pidfd_socket;   // receives a pidfd of the init (runc's --pidfd-socket)
+    int preserve_fds = 0;       // fds 3 .. 3+N-1 are passed to the container
+    // The caller's NOTIFY_SOCKET (sd_notify(3)), as runc reads it: the container gets a
+    // socket of its own at /run/notify/notify.sock, and its READY=1 is relayed here by
+    // `start` (or `run`), which returns only then. Empty: none.
+    std::string notify_socket;
     bool systemd_cgroup = false; // linux.cgroupsPath is "slice:prefix:name"
     bool no_cgroups = false;     // --cgroup-manager disabled: stay in the caller's cgroups
     // The command line to re-execute from a protected view of mini-run when the container
@@ -46,8 +50,11 @@ struct CreateOptions {
 // user's process. On error nothing is left behind: no state, process or mount.
 Status create_container(const CreateOptions& options);
 
-// Releases a created container's init, then runs poststart hooks.
-Status start_container(const std::string& root, const std::string& id);
+// Releases a created container's init, then runs poststart hooks. With `notify_socket`
+// (the caller's NOTIFY_SOCKET) and a container created with one, then waits until the
+// container's process sends READY=1 (or the init exits) and relays it there.
+Status start_container(const std::string& root, const std::string& id,
+                       const std::string& notify_socket = {});
 
 struct RunOptions : CreateOptions {
     bool detach = false; // return once started

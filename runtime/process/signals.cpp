@@ -1,5 +1,7 @@
 #include "process/signals.hpp"
 
+#include "minirun/log.hpp"
+#include "process/systemd.hpp"
 #include "process/terminal.hpp"
 
 #include <poll.h>
@@ -43,7 +45,8 @@ int exit_code_of(int wait_status) {
     return 1;
 }
 
-Result<int> SignalForwarder::forward_until_exit(pid_t pid, terminal::Relay* relay) {
+Result<int> SignalForwarder::forward_until_exit(pid_t pid, terminal::Relay* relay,
+                                                systemd::NotifyRelay* notify) {
     if (!signal_fd_) {
         signal_fd_.reset(::signalfd(-1, &blocked_, SFD_CLOEXEC | SFD_NONBLOCK));
         if (!signal_fd_) {
@@ -65,6 +68,10 @@ Result<int> SignalForwarder::forward_until_exit(pid_t pid, terminal::Relay* rela
         }
         fds.clear();
         fds.push_back({signal_fd_.get(), POLLIN, 0});
+        bool notifying = notify != nullptr && !notify->done();
+        if (notifying) {
+            fds.push_back({notify->fd(), POLLIN, 0});
+        }
         if (relay != nullptr) {
             relay->add_poll_fds(fds);
         }
@@ -76,6 +83,12 @@ Result<int> SignalForwarder::forward_until_exit(pid_t pid, terminal::Relay* rela
         }
         if (relay != nullptr) {
             relay->service(fds);
+        }
+        if (notifying && fds[1].revents != 0) {
+            if (auto relayed = notify->service(::getpid()); !relayed) {
+                log::warning(relayed.error().message());
+                notify = nullptr;
+            }
         }
         signalfd_siginfo info{};
         while (::read(signal_fd_.get(), &info, sizeof(info)) == sizeof(info)) {

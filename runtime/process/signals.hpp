@@ -18,6 +18,9 @@ namespace minirun::runtime {
 namespace terminal {
 class Relay;
 } // namespace terminal
+namespace systemd {
+class NotifyRelay;
+} // namespace systemd
 
 class SignalForwarder {
 public:
@@ -33,8 +36,11 @@ public:
 
     // Forwards signals to `pid`, our child, until it exits; returns its exit code, 128+N
     // for a death by signal N, as shells report it. With a relay, also copies terminal
-    // I/O meanwhile, and window changes go to the pty instead of being forwarded.
-    Result<int> forward_until_exit(pid_t pid, terminal::Relay* relay = nullptr);
+    // I/O meanwhile, and window changes go to the pty instead of being forwarded. With
+    // `notify`, also relays the container's READY=1 to the caller's NOTIFY_SOCKET, with
+    // our own pid as MAINPID (a failure there is a warning: the container runs on).
+    Result<int> forward_until_exit(pid_t pid, terminal::Relay* relay = nullptr,
+                                   systemd::NotifyRelay* notify = nullptr);
 
 private:
     sigset_t blocked_{};

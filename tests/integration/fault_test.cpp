@@ -56,6 +56,21 @@ bool have_strace() {
 TEST_CASE("create: whichever of its system calls fails, nothing is left behind", "[fault]") {
     REQUIRE(have_strace()); // scripts/bootstrap.sh installs it
     become_subreaper();
+    // With NOTIFY_SOCKET create also makes the notify directory, and the init binds it:
+    // swept too (create only makes the directory; run and start connect to the socket).
+    struct NotifyEnv {
+        bool set = false;
+        ~NotifyEnv() {
+            if (set) {
+                ::unsetenv("NOTIFY_SOCKET");
+            }
+        }
+    } notify_env;
+    SECTION("as configured") {}
+    SECTION("with NOTIFY_SOCKET") {
+        notify_env.set = ::setenv("NOTIFY_SOCKET", "/nonexistent/notify.sock", 1) == 0;
+        REQUIRE(notify_env.set);
+    }
     TempBundle bundle("fault");
     bundle.set_shell("exit 0");
     const std::string cgroups_path = "/minirun-fault-" + bundle.id();

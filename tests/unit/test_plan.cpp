@@ -236,6 +236,35 @@ TEST_CASE("plan: rprivate by default; a bound /dev gets no default devices", "[p
     CHECK_FALSE(plan->setup_dev);
 }
 
+TEST_CASE("plan: NOTIFY_SOCKET binds the notify directory last and replaces the env's",
+          "[plan][notify]") {
+    Bundle bundle;
+    json config = base_config();
+    config["mounts"] = json::array({{{"destination", "/run"}, {"type", "tmpfs"}}});
+    config["process"]["env"] = {"A=1", "NOTIFY_SOCKET=/config/own.sock", "B=2"};
+    auto spec = spec::parse_spec(config.dump());
+    REQUIRE(spec.ok());
+    PlanInput input{"test", bundle.dir.path(), 0};
+    auto without = make_plan(*spec, input);
+    REQUIRE(without.ok());
+    CHECK(without->mounts.size() == 1);
+    CHECK(without->process.env == config["process"]["env"].get<std::vector<std::string>>());
+
+    input.notify_dir = "/run/mini-run/test/notify";
+    auto plan = make_plan(*spec, input);
+    REQUIRE(plan.ok());
+    REQUIRE(plan->mounts.size() == 2);
+    // After the config's /run tmpfs, which would otherwise cover it (runc's order).
+    const MountStep& notify = plan->mounts[1];
+    CHECK(notify.destination == "/run/notify");
+    CHECK(notify.source == "/run/mini-run/test/notify");
+    CHECK(notify.options.bind);
+    CHECK_FALSE(notify.options.recursive);
+    CHECK(notify.options.flags == (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
+    CHECK(plan->process.env ==
+          std::vector<std::string>{"A=1", "B=2", "NOTIFY_SOCKET=/run/notify/notify.sock"});
+}
+
 TEST_CASE("plan_mount: a non-bind mount needs a type", "[plan]") {
     spec::Mount mount;
     mount.destination = "/x";
