@@ -285,8 +285,7 @@ Status plan_the_init(Run& r) {
     process.process = r.created.plan.process;
     process.preserve_fds = r.created.plan.preserve_fds;
     process.security = std::move(r.security);
-    process.joins =
-        runtime::entries_of(r.namespaces, r.created.plan.pid_namespace_joined_by_the_init);
+    process.joins = runtime::entries_of(r.namespaces, r.created.plan.pid_joined_by_init);
     process.cgroup_join = &r.cgroup_join;
     process.signal_mask = r.mode.exec_mask;
     process.memory_policy = r.created.plan.memory_policy;
@@ -308,11 +307,8 @@ Status plan_the_init(Run& r) {
 Status clone_the_init(Run& r) {
     {
         auto v2_dir = r.cgroup.open_v2_dir();
-        // The parent joins a PID namespace for the clone, unless the init does (pid.hpp).
-        MR_ASSIGN(auto in_pid_namespace,
-                  r.created.plan.pid_namespace_joined_by_the_init
-                      ? Result<runtime::pid::JoinedForChildren>(runtime::pid::JoinedForChildren())
-                      : runtime::pid::JoinedForChildren::enter(r.namespaces, r.sys)); // pid.cpp
+        MR_ASSIGN(auto in_pid_namespace, runtime::pid::JoinedForChildren::enter(
+                                             r.created.plan, r.namespaces, r.sys)); // pid.cpp
         log::debug("nsexec container setup: clone3 into the container's new namespaces");
         bool born_in_v2 = false;
         MR_ASSIGN(pid_t pid, runtime::clone_process( // spawn.hpp; the child runs recipe.cpp

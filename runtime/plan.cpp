@@ -140,7 +140,7 @@ Status plan_namespaces(const spec::Spec& spec, Plan& plan) {
         // unshare() would put only the init's children in it, so the parent makes it in
         // the joined user namespace and clones the init into it as pid 1 (pid.hpp).
         plan.new_pid_namespace_in_joined_user = (new_flags & CLONE_NEWPID) != 0;
-        plan.pid_namespace_joined_by_the_init = plan.joins_namespace(NamespaceType::pid);
+        plan.pid_joined_by_init = plan.joins_namespace(NamespaceType::pid);
         plan.unshare_flags = new_flags & ~static_cast<unsigned long>(CLONE_NEWPID);
         return {};
     }

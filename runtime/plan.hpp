@@ -76,10 +76,10 @@ struct Plan {
     // it after the user namespace (a caller that is not the host's root may join only what
     // that user namespace owns: rootless, runc's kill.bats "shared pidns"), then clones its
     // second stage into it (pid.hpp), as runc's nsexec does; the parent does not join it.
-    bool pid_namespace_joined_by_the_init = false;
+    bool pid_joined_by_init = false;
     // Either of the two above: the init's first stage forks the process that stays.
     [[nodiscard]] bool init_forks_into_pid_namespace() const {
-        return new_pid_namespace_in_joined_user || pid_namespace_joined_by_the_init;
+        return new_pid_namespace_in_joined_user || pid_joined_by_init;
     }
     std::vector<NamespaceToJoin> joins; // user namespace first
 

@@ -60,7 +60,7 @@ struct NamespaceEntry {
 
 // The init's entries for the namespaces opened above, in the plan's order, but the PID
 // namespace, which the parent joins around the clone, unless `with_pid` (the init joins it:
-// Plan::pid_namespace_joined_by_the_init).
+// Plan::pid_joined_by_init).
 std::vector<NamespaceEntry> entries_of(const std::vector<OpenNamespace>& namespaces,
                                        bool with_pid = false);
 

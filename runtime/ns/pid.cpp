@@ -27,8 +27,12 @@ Result<JoinedForChildren> JoinedForChildren::enter_fd(int namespace_fd, Syscalls
     return joined;
 }
 
-Result<JoinedForChildren> JoinedForChildren::enter(const std::vector<OpenNamespace>& namespaces,
+Result<JoinedForChildren> JoinedForChildren::enter(const Plan& plan,
+                                                   const std::vector<OpenNamespace>& namespaces,
                                                    Syscalls& sys) {
+    if (plan.pid_joined_by_init) {
+        return JoinedForChildren();
+    }
     for (const OpenNamespace& ns : namespaces) {
         if (ns.target.type != spec::NamespaceType::pid) {
             continue;

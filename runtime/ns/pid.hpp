@@ -46,9 +46,10 @@ namespace minirun::runtime::pid {
 class JoinedForChildren {
 public:
     // The setns calls go through `sys`, which must outlive the object.
-    // The PID namespace among the opened ones (open_namespaces_to_join), if any.
-    static Result<JoinedForChildren> enter(const std::vector<OpenNamespace>& namespaces,
-                                           Syscalls& sys);
+    // The PID namespace among the opened ones (open_namespaces_to_join), if any, unless
+    // the init joins it (Plan::pid_joined_by_init).
+    static Result<JoinedForChildren>
+    enter(const Plan& plan, const std::vector<OpenNamespace>& namespaces, Syscalls& sys);
     // The same for an open namespace fd (exec joins the container's).
     static Result<JoinedForChildren> enter_fd(int namespace_fd, Syscalls& sys);
     // An object that returns to `own` as if it had been joined from there: for tests.
@@ -76,7 +77,7 @@ private:
 
 // Init side, at the end of joining the namespaces, with a new PID namespace in a joined
 // user namespace (Plan::new_pid_namespace_in_joined_user) or a PID namespace joined with one
-// (Plan::pid_namespace_joined_by_the_init): the first stage returns only on
+// (Plan::pid_joined_by_init): the first stage returns only on
 // a failure (it _exit()s once it has sent kForked); the second stage, pid 1, returns ok.
 Status continue_as_pid_1(const Plan& plan, InitEnd& sync, Syscalls& sys);
 

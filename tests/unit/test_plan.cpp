@@ -152,7 +152,7 @@ TEST_CASE("plan: a new pid namespace in a joined user namespace comes from the p
         add_namespace(joined, "user", "/proc/1/ns/user");
         auto both = bundle.plan(joined);
         REQUIRE(both.ok());
-        CHECK(both->pid_namespace_joined_by_the_init);
+        CHECK(both->pid_joined_by_init);
         CHECK_FALSE(both->new_pid_namespace_in_joined_user);
         CHECK(both->init_forks_into_pid_namespace());
         CHECK_FALSE(both->creates(spec::NamespaceType::pid));
