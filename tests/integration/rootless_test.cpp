@@ -445,3 +445,83 @@ TEST_CASE("rootless: demo user runs as an unprivileged user", "[rootless][demo]"
     CHECK(refused.exit_code != 0);
     CHECK(contains(refused.err, "except `demo user`, which runs rootless as any user"));
 }
+
+TEST_CASE("rootless: joining another container's user and pid namespaces (runc's kill.bats)",
+          "[rootless][userns-join]") {
+    // Unprivileged, mini-run may not join a pid namespace the first container's user
+    // namespace owns; its init may, once it has joined that user namespace (pid.hpp).
+    RootlessUser user;
+    TempBundle target("rootless-target");
+    use_rootless_spec(target, user, "exec sleep 600");
+    auto started = user.minirun(run_argv(target, {"--detach"}));
+    INFO(started.describe());
+    REQUIRE(started.exit_code == 0);
+    const pid_t target_pid = init_pid_of(user, target.id());
+
+    TempBundle attached("rootless-attached");
+    use_rootless_spec(attached, user, "exec sleep 601");
+    for (auto& ns : attached.config["linux"]["namespaces"]) {
+        if (ns["type"] == "user" || ns["type"] == "pid") {
+            ns["path"] = proc(target_pid, "/ns/" + ns["type"].get<std::string>());
+        }
+    }
+    attached.config["linux"].erase("uidMappings");
+    attached.config["linux"].erase("gidMappings");
+    attached.write_config();
+    auto joined = user.minirun(run_argv(attached, {"--detach"}));
+    INFO(joined.describe());
+    REQUIRE(joined.exit_code == 0);
+    const pid_t attached_pid = init_pid_of(user, attached.id());
+    // From outside: the second init is in the first's pid and user namespaces.
+    auto ns = [](pid_t pid, const char* type) {
+        std::error_code error;
+        return stdfs::read_symlink(proc(pid, std::string("/ns/") + type), error).string();
+    };
+    CHECK_FALSE(ns(target_pid, "pid").empty());
+    CHECK(ns(attached_pid, "pid") == ns(target_pid, "pid"));
+    CHECK(ns(attached_pid, "user") == ns(target_pid, "user"));
+    // From inside: both sleeps, the first as pid 1.
+    auto ps = user.minirun({"exec", attached.id(), "ps", "-o", "pid,args"});
+    INFO(ps.describe());
+    CHECK(ps.exit_code == 0);
+    CHECK(contains(ps.out, "sleep 600"));
+    CHECK(contains(ps.out, "sleep 601"));
+
+    for (const TempBundle* bundle : {&attached, &target}) {
+        CHECK(user.minirun({"kill", bundle->id(), "KILL"}).exit_code == 0);
+    }
+    CHECK(wait_for_exit(attached_pid));
+    CHECK(wait_for_exit(target_pid));
+    reap_orphans();
+    for (const TempBundle* bundle : {&attached, &target}) {
+        CHECK(user.minirun({"delete", "--force", bundle->id()}).exit_code == 0);
+    }
+}
+
+TEST_CASE("rootless: neither a cgroup nor a pid namespace of its own is warned about, as runc",
+          "[rootless]") {
+    RootlessUser user;
+    TempBundle bundle("rootless-nopid");
+    use_rootless_spec(bundle, user, "true");
+    auto& namespaces = bundle.config["linux"]["namespaces"];
+    for (size_t i = 0; i < namespaces.size(); ++i) {
+        if (namespaces[i]["type"] == "pid") {
+            namespaces.erase(i);
+            break;
+        }
+    }
+    // No real /proc without a pid namespace of its own: the host's, bound (runc's create.bats).
+    for (auto& mount : bundle.config["mounts"]) {
+        if (mount["type"] == "proc") {
+            mount = {{"destination", "/proc"},
+                     {"type", "none"},
+                     {"source", "/proc"},
+                     {"options", {"rbind", "nosuid", "nodev", "noexec"}}};
+        }
+    }
+    bundle.write_config();
+    auto result = user.minirun(run_argv(bundle));
+    INFO(result.describe());
+    CHECK(result.exit_code == 0);
+    CHECK(contains(result.err, "Such configuration is strongly discouraged"));
+}
