@@ -17,7 +17,8 @@
 #       the suite's set-up (--prepare) runs in the background from step 2 on,
 #   5. builds and runs the unit tests with AddressSanitizer and UBSan in build-asan/,
 #   5b. runs each libFuzzer harness (tests/fuzz/) for 30 s (scripts/fuzz.sh; FUZZ_SECONDS=N
-#      for longer), built with clang-16 in build-fuzz/ in the background since step 2,
+#      for longer), built with clang-16 in build-fuzz/ in the background since step 2, and
+#      run in the background beside runc's suite (4c),
 #   6. checks the formatting of every C++ file (clang-format),
 #   7. runs clang-tidy over src/ runtime/ cli/ when the repo has a .clang-tidy (started
 #      right after the build, in the background at nice 19; reported at the end), from the
@@ -216,13 +217,17 @@ run_runc_suites() {
 }
 step "unit and integration tests (ctest)" run_ctest
 step "engines (podman, containerd, docker)" scripts/engines-test.sh build/mini-run
+# The fuzzers run for a fixed time each (14 harnesses, 7 minutes at 30 s) and runc's suite
+# mostly waits on its containers: the fuzzers run beside it, in the background, and are
+# reported after it.
+step "fuzzers' build (started after the build, in the background)" wait_background fuzz-build
+background fuzz scripts/fuzz.sh --build build-fuzz --seconds "${FUZZ_SECONDS:-30}"
 step "runc's integration suite, as root and rootless side by side" run_runc_suites
 step "unit tests' sanitizer build (started after the build, in the background)" \
     wait_background asan
 step "unit tests with sanitizers (ASan, UBSan)" allow_skips build-asan/minirun-unit
-step "fuzzers' build (started after the build, in the background)" wait_background fuzz-build
-step "fuzzers, ${FUZZ_SECONDS:-30}s each (scripts/fuzz.sh)" \
-    scripts/fuzz.sh --build build-fuzz --seconds "${FUZZ_SECONDS:-30}"
+step "fuzzers, ${FUZZ_SECONDS:-30}s each (scripts/fuzz.sh; beside runc's suite)" \
+    wait_background fuzz full
 step "formatting (clang-format)" check_format
 if [[ -n "${bg_pid[tidy]:-}" ]]; then
     step "clang-tidy (started after the build, in the background)" wait_background tidy full
