@@ -27,8 +27,9 @@ enum class ToParent : uint32_t {
     // payload: the index of a mounts[] bind whose source the parent opens now (the helper
     // that opened it, too: with the fd)
     kMountSource = 8,
-    kForked = 9, // payload: the pid of the init's second stage, pid 1 of its new pid
-                 // namespace in a joined user namespace (pid.hpp), which takes over
+    // payload: the pid of the init's second stage, in the pid namespace made or joined
+    // after a joined user namespace (pid.hpp), which takes over
+    kForked = 9,
 };
 
 // A frame is this header, then up to kMaxSyncFrame - 8 bytes of payload (for kError: the
