@@ -26,6 +26,10 @@
 #                  as it was, since a partial run must not replace a whole one
 # --update-readme  also copy the tables into README.md, between the bench markers
 #
+# The peers: Debian's crun and runc, but runc 1.3.6 where scripts/runc-suite.sh built it
+# (`--compare runc-1.3.6`, under /var/tmp/mini-run-runc-suite); BENCH_RUNC=PATH and
+# BENCH_CRUN=PATH name others (a newer crun built by hand, say).
+#
 # The measurements run in a private mount namespace in which /sys/fs/cgroup/unified is
 # unmounted: crun 1.8.1 refuses a hybrid cgroup layout with a controller on cgroup2, so
 # every runtime is measured in that same layout. Nothing changes for the rest of the
