@@ -48,7 +48,6 @@ using runtime::ToParent;
 using SyncEvent = runtime::SyncEvent<ToParent>;
 using runtime::Created;
 using runtime::CreateMode;
-using runtime::make_cgroup;
 using runtime::PendingCgroup;
 using runtime::PendingState;
 

@@ -111,7 +111,7 @@ Result<nlohmann::json> parse_psi(std::string_view text) {
         any = true;
     }
     if (!any) {
-        return Error(EINVAL, "no \"some\" or \"full\" line");
+        return Error(EINVAL, R"(no "some" or "full" line)");
     }
     return out;
 }
