@@ -404,7 +404,9 @@ int cloexec_fds_from(int first) {
     for (;;) {
         long got = ::syscall(SYS_getdents64, dir, buffer.data(), buffer.size());
         if (got <= 0) {
-            error = got < 0 ? errno : 0;
+            if (got < 0) {
+                error = errno;
+            } // else the end of the listing: a failed mark found before it stays the answer
             break;
         }
         for (long at = 0; at < got;) {

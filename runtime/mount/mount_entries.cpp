@@ -30,7 +30,7 @@ bool needs_real_directory(const MountStep& step) {
 // "0710": a mode as runc's "mode=%04o" writes it.
 std::string octal_mode(mode_t mode) {
     std::array<char, 8> text{};
-    std::snprintf(text.data(), text.size(), "%04o", static_cast<unsigned>(mode));
+    (void)std::snprintf(text.data(), text.size(), "%04o", static_cast<unsigned>(mode));
     return text.data();
 }
 

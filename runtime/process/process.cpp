@@ -66,13 +66,12 @@ std::vector<std::string> dedup_env(const std::vector<std::string>& env) {
     // Backwards, so that the first entry seen of a name is its last one.
     std::vector<std::string> kept;
     std::set<std::string_view> seen;
-    for (auto entry = env.rbegin(); entry != env.rend(); ++entry) {
-        std::string_view name = std::string_view(*entry).substr(0, entry->find('='));
-        if (!seen.insert(name).second || *entry == "HOME=") {
-            continue;
+    std::for_each(env.rbegin(), env.rend(), [&](const std::string& entry) {
+        std::string_view name = std::string_view(entry).substr(0, entry.find('='));
+        if (seen.insert(name).second && entry != "HOME=") {
+            kept.push_back(entry);
         }
-        kept.push_back(*entry);
-    }
+    });
     std::reverse(kept.begin(), kept.end());
     return kept;
 }

@@ -5,8 +5,8 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
-
 #include <string_view>
 
 namespace minirun::runtime::scheduling {
@@ -166,9 +166,8 @@ std::string affinity_mask_text() {
         nibbles[cpu / 4] |= 1U << (cpu % 4);
     }
     std::string text = "0x";
-    for (auto nibble = nibbles.rbegin(); nibble != nibbles.rend(); ++nibble) {
-        text += "0123456789abcdef"[*nibble];
-    }
+    std::for_each(nibbles.rbegin(), nibbles.rend(),
+                  [&text](uint32_t nibble) { text += "0123456789abcdef"[nibble]; });
     return text;
 }
 
