@@ -307,10 +307,13 @@ Status run_hooks(std::string_view kind, const std::vector<spec::Hook>& list,
         if (default_env && (!hook.env || hook.env->empty())) {
             hook.env = *default_env;
         }
-        // "error running <kind> hook #<i>": runc 1.3's words, which scripts and runc's own
-        // suite (hooks.bats) look for; the JSON path before them names the entry.
-        MR_TRY_WRAP(run_hook(hook, state_json), cat("hooks.", kind, "[", i, "] ", hook.path,
-                                                    ": error running ", kind, " hook #", i));
+        // "error running <kind> hook #<i>: error running hook: ...": runc 1.3's words (its
+        // RunHooks, then its Command.Run), which scripts and runc's suites look for (1.3's
+        // hooks.bats the first, 1.1's seccomp.bats the second); the JSON path before them
+        // names the entry.
+        MR_TRY_WRAP(run_hook(hook, state_json),
+                    cat("hooks.", kind, "[", i, "] ", hook.path, ": error running ", kind,
+                        " hook #", i, ": error running hook"));
     }
     return {};
 }
@@ -321,7 +324,7 @@ size_t run_hooks_warning(std::string_view kind, const std::vector<spec::Hook>& l
     for (size_t i = 0; i < list.size(); ++i) {
         if (Status ran = run_hook(list[i], state_json); !ran) {
             log::warning(cat("hooks.", kind, "[", i, "] ", list[i].path, ": error running ", kind,
-                             " hook #", i, ": ", ran.error().message()));
+                             " hook #", i, ": error running hook: ", ran.error().message()));
             ++failed;
         }
     }

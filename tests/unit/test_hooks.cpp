@@ -235,7 +235,8 @@ TEST_CASE("run_hooks: in order, and the first failure names kind, index and path
     auto status = run_hooks("prestart", hooks, "{}");
     REQUIRE_FALSE(status.ok());
     CHECK(status.error().message() ==
-          "hooks.prestart[1] /bin/sh: error running prestart hook #1: exit status 3");
+          "hooks.prestart[1] /bin/sh: error running prestart hook #1: error running hook: exit "
+          "status 3");
     CHECK(read_file(log) == "first\nsecond\n");
     CHECK_FALSE(std::filesystem::exists(marker));
 
@@ -255,7 +256,8 @@ TEST_CASE("a hook that cannot be exec'd reports the exec's errno", "[hooks]") {
     REQUIRE_FALSE(status.ok());
     CHECK(status.error().message() ==
           "hooks.createRuntime[0] " + missing.path +
-              ": error running createRuntime hook #0: No such file or directory");
+              ": error running createRuntime hook #0: error running hook: No such file or "
+              "directory");
     CHECK(status.error().errno_value() == ENOENT);
 
     spec::Hook not_executable;
