@@ -55,7 +55,7 @@ nlohmann::json average_json(double value) {
 // "avg10=1.71 avg60=2.36 avg300=2.57 total=230548833" (the fields after "some" or "full").
 // Unknown keys are skipped, as runc's parsePSIData does: a later kernel may add some.
 Result<nlohmann::json> parse_line(const std::vector<std::string_view>& fields) {
-    nlohmann::json out = {{"avg10", 0}, {"avg60", 0}, {"avg300", 0}, {"total", 0}};
+    nlohmann::json out = {{"avg10", 0}, {"avg60", 0}, {"avg300", 0}, {"total", uint64_t{0}}};
     for (size_t i = 1; i < fields.size(); ++i) {
         std::string_view field = fields[i];
         size_t equals = field.find('=');
@@ -86,7 +86,7 @@ Result<nlohmann::json> parse_line(const std::vector<std::string_view>& fields) {
 Result<nlohmann::json> parse_psi(std::string_view text) {
     // runc's PSIStats has both as plain structs: "full" is there, at zero, also when the
     // file has no such line (cpu.pressure before Linux 5.13).
-    nlohmann::json zero = {{"avg10", 0}, {"avg60", 0}, {"avg300", 0}, {"total", 0}};
+    nlohmann::json zero = {{"avg10", 0}, {"avg60", 0}, {"avg300", 0}, {"total", uint64_t{0}}};
     nlohmann::json out = {{"some", zero}, {"full", zero}};
     bool any = false;
     size_t number = 0;
