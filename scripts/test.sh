@@ -217,7 +217,7 @@ run_runc_suites() {
 }
 step "unit and integration tests (ctest)" run_ctest
 step "engines (podman, containerd, docker)" scripts/engines-test.sh build/mini-run
-# The fuzzers run for a fixed time each (14 harnesses, 7 minutes at 30 s) and runc's suite
+# The fuzzers run for a fixed time each (14 harnesses at 30 s, 2 at a time) and runc's suite
 # mostly waits on its containers: the fuzzers run beside it, in the background, and are
 # reported after it.
 step "fuzzers' build (started after the build, in the background)" wait_background fuzz-build
