@@ -9,6 +9,7 @@
 // blkio, "psi"), and leaves them out where the file is missing or PSI is off.
 #include "cgroup/cgroup_files.hpp"
 #include "cgroup/controllers.hpp"
+#include "mountinfo.hpp"
 
 #include <cerrno>
 #include <charconv>
@@ -18,24 +19,6 @@
 
 namespace minirun::runtime::cgroup::controllers {
 namespace {
-
-std::vector<std::string_view> fields_of(std::string_view line) {
-    std::vector<std::string_view> out;
-    size_t at = 0;
-    while (at < line.size()) {
-        size_t start = line.find_first_not_of(" \t", at);
-        if (start == std::string_view::npos) {
-            break;
-        }
-        size_t end = line.find_first_of(" \t", start);
-        if (end == std::string_view::npos) {
-            end = line.size();
-        }
-        out.push_back(line.substr(start, end - start));
-        at = end;
-    }
-    return out;
-}
 
 bool parse_average(std::string_view text, double& value) {
     auto [end, failure] =
@@ -99,7 +82,7 @@ Result<nlohmann::json> parse_psi(std::string_view text) {
         std::string_view line = text.substr(at, end - at);
         at = end + 1;
         ++number;
-        std::vector<std::string_view> fields = fields_of(line);
+        std::vector<std::string_view> fields = fs::split_words(line);
         if (fields.empty() || (fields[0] != "some" && fields[0] != "full")) {
             continue; // as runc: only the two lines it knows
         }
