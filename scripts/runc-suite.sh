@@ -11,6 +11,8 @@
 #                      namespaces with a TMPDIR of its own; but not in its own cgroups: tests
 #                      that name the same container (test_busybox) without a cgroupsPath
 #                      share /sys/fs/cgroup/*/ID and disturb each other: not for CI
+#   --per-test         one bats run per test (each alone in its namespaces) instead of one
+#                      per file (the default, as runc's CI runs its files)
 #   --no-check         report only; do not compare with the expected failures
 #   --prepare          steps 1 to 3 only (source, helpers, images), for a later run to find
 #                      them done; needs no runtime (scripts/test.sh starts it early)
@@ -36,9 +38,12 @@
 #   3. gives the suite its images without a download: a busybox image from busybox-static
 #      with a docker-library busybox's passwd and group, and a small Debian image from this
 #      host's own sh, bash, grep, ldconfig, findmnt, stat, ionice, chrt and their libraries;
-#   4. runs bats one test at a time, under `script` so that the tests have a terminal (as
-#      runc's CI does), TAP output, each test in a PID and mount namespace of its own, with
-#      a per-test timeout;
+#   4. runs bats once per file, under `script` so that the tests have a terminal (as runc's
+#      CI does), TAP output, each file in a PID and mount namespace of its own, with a
+#      timeout of 300 s plus 10 s a test; a file whose run ends
+#      without a result for every test (a timeout, a crash) is run again one test at a time,
+#      each in namespaces of its own with the per-test timeout (--per-test: always so;
+#      starting bats and the suite's helpers once per test cost about 2 s a test);
 #   5. prints a per-file table and the totals, and fails when a test fails that is not in
 #      tests/runc-suite/expected-failures-X.Y (X.Y: 1.3 or 1.1; one line each, with the
 #      reason).
@@ -63,6 +68,7 @@ COMPARE=""
 DIR=/var/tmp/mini-run-runc-suite
 TEST_TIMEOUT=120
 JOBS=1
+PER_TEST=0
 CHECK=1
 PREPARE=0
 ROOTLESS=0
@@ -76,6 +82,7 @@ while (($#)); do
     --dir) DIR=$2; shift 2 ;;
     --timeout) TEST_TIMEOUT=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
+    --per-test) PER_TEST=1; shift ;;
     --no-check) CHECK=0; shift ;;
     --prepare) PREPARE=1; shift ;;
     --rootless) ROOTLESS=1; shift ;;
@@ -578,26 +585,10 @@ test_names() { sed -nE 's/^@test "(.*)" \{$/\1/p' "$1"; }
 # cannot interrupt a test that waits on a hung runtime, so the timeout is ours. Its TMPDIR
 # (bats' BATS_TMPDIR) is its own too, removed afterwards.
 run_one() {
-    local runtime=$1 file=$2 name=$3 re out status tmp
+    local runtime=$1 file=$2 name=$3 re out status
     re="^$(sed 's/[][\.*^$(){}+?|/]/\\&/g' <<<"$name")\$"
     status=0
-    local as_user=()
-    if ((ROOTLESS == 0)); then
-        tmp=$(mktemp -d "${TMPDIR:-/tmp}/runc-suite-test.XXXXXX")
-    else
-        tmp=$(mktemp -d "$RL_DIR/tmp/test.XXXXXX")
-        chown "$RL_UID" "$tmp"
-        as_user=("${AS_USER[@]}" RUNC="$runtime" TMPDIR="$tmp")
-    fi
-    chmod 0755 "$tmp"
-    mkfifo -m 0600 "$tmp/.stdin"
-    out=$(PATH="$TEST_GO_BIN:$PATH" TMPDIR=$tmp RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER \
-        STDIN_FIFO=$tmp/.stdin \
-        timeout -k 5 "$TEST_TIMEOUT" \
-        unshare --pid --fork --kill-child --mount --mount-proc "$ENTER" "${as_user[@]}" \
-        script -qefc "bats --tap --filter $(printf '%q' "$re") $file" /dev/null 2>&1 |
-        tr -d '\r') || status=$?
-    rm -rf "$tmp"
+    out=$(in_test_namespaces "$runtime" "$TEST_TIMEOUT" --filter "$re" "$file") || status=$?
     local result
     result=$(grep -E '^(not )?ok 1 ' <<<"$out" | head -n1 | sed -E 's/^((not )?ok) 1 /\1 /' || true)
     if [[ -z "$result" ]]; then
@@ -609,6 +600,42 @@ run_one() {
     fi
     echo "$result"
     grep -vE '^(not )?ok 1 |^1\.\.1$' <<<"$out" | sed 's/^/# /; s/^# # /# /' || true
+}
+
+# run_file RUNTIME FILE COUNT: the whole file in one bats run (its TAP on stdout), in
+# namespaces of its own, within 300 s plus 10 s a test (the slowest file, idmap.bats, takes
+# about 140 s here); fails unless every one of the COUNT tests has a result line.
+run_file() {
+    local runtime=$1 file=$2 count=$3 out status=0
+    out=$(in_test_namespaces "$runtime" "$((300 + 10 * count))" "$file") || status=$?
+    echo "$out"
+    (($(grep -cE '^(not )?ok [0-9]+ ' <<<"$out") == count))
+}
+
+# in_test_namespaces RUNTIME TIMEOUT BATS-ARGS...: bats, under `script`, in a PID and mount
+# namespace of its own (as the unprivileged user with --rootless) with a TMPDIR of its own;
+# prints its output without the terminal's carriage returns and exits with its status.
+in_test_namespaces() {
+    local runtime=$1 timeout=$2 tmp status=0
+    shift 2
+    local as_user=()
+    if ((ROOTLESS == 0)); then
+        tmp=$(mktemp -d "${TMPDIR:-/tmp}/runc-suite-test.XXXXXX")
+    else
+        tmp=$(mktemp -d "$RL_DIR/tmp/test.XXXXXX")
+        chown "$RL_UID" "$tmp"
+        as_user=("${AS_USER[@]}" RUNC="$runtime" TMPDIR="$tmp")
+    fi
+    chmod 0755 "$tmp"
+    mkfifo -m 0600 "$tmp/.stdin"
+    PATH="$TEST_GO_BIN:$PATH" TMPDIR=$tmp RUNC=$runtime CRIU_TO_HIDE=$CRIU_TO_HIDE HIDE_LAYER=$HIDE_LAYER \
+        STDIN_FIFO=$tmp/.stdin \
+        timeout -k 5 "$timeout" \
+        unshare --pid --fork --kill-child --mount --mount-proc "$ENTER" "${as_user[@]}" \
+        script -qefc "bats --tap $(printf '%q ' "$@")" /dev/null 2>&1 |
+        tr -d '\r' || status=$?
+    rm -rf "$tmp"
+    return "$status"
 }
 
 # run_suite RUNTIME LABEL: every test of every file; TAP into DIR/results/LABEL/FILE.tap.
@@ -627,18 +654,28 @@ run_suite() {
         # leaves the cgroups alone, so that it may run beside a root one (scripts/test.sh).
         before=""
         ((ROOTLESS)) || before=$(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort)
-        parts=$(mktemp -d "$DIR/parts.XXXXXX")
         mapfile -t names < <(test_names "$f")
-        n=0
-        for name in "${names[@]}"; do
-            n=$((n + 1))
-            while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
-            run_one "$runtime" "$f" "$name" | sed -E "1s/^((not )?ok) /\1 $n /" >"$parts/$n" &
-        done
-        wait
-        echo "1..${#names[@]}" >"$out"
-        for ((n = 1; n <= ${#names[@]}; n++)); do cat "$parts/$n" >>"$out"; done
-        rm -rf "$parts"
+        local whole=0
+        if ((PER_TEST == 0 && JOBS == 1)); then
+            if run_file "$runtime" "$f" "${#names[@]}" >"$out"; then
+                whole=1
+            else
+                echo "runc-suite: $f: not every test has a result in one run; again, one at a time"
+            fi
+        fi
+        if ((whole == 0)); then
+            parts=$(mktemp -d "$DIR/parts.XXXXXX")
+            n=0
+            for name in "${names[@]}"; do
+                n=$((n + 1))
+                while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+                run_one "$runtime" "$f" "$name" | sed -E "1s/^((not )?ok) /\1 $n /" >"$parts/$n" &
+            done
+            wait
+            echo "1..${#names[@]}" >"$out"
+            for ((n = 1; n <= ${#names[@]}; n++)); do cat "$parts/$n" >>"$out"; done
+            rm -rf "$parts"
+        fi
         if ((ROOTLESS == 0)); then
             comm -13 <(echo "$before") <(find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | sort) |
                 sort -r | while IFS= read -r dir; do rmdir "$dir" 2>/dev/null || true; done

@@ -491,9 +491,12 @@ TEST_CASE("rootless: joining another container's user and pid namespaces (runc's
         CHECK(user.minirun({"kill", bundle->id(), "KILL"}).exit_code == 0);
     }
     CHECK(wait_for_exit(attached_pid));
-    // The first container's exit is not waited for here: under CI's load it outlived 10 s
-    // (unexplained; runc's kill.bats checks this path rootless in CI); delete --force ends it.
+    // The second init is now a zombie whose parent is this test (the subreaper). A pid
+    // namespace's init does not finish exiting before every task of its namespace has been
+    // reaped (the kernel's zap_pid_ns_processes), so the first container's init waits on this
+    // test: reap first, then wait for it.
     reap_orphans();
+    CHECK(wait_for_exit(target_pid));
     for (const TempBundle* bundle : {&attached, &target}) {
         CHECK(user.minirun({"delete", "--force", bundle->id()}).exit_code == 0);
     }
