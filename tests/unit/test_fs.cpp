@@ -57,7 +57,7 @@ TEST_CASE("mkdir_all_in_root stays inside the root through hostile symlinks", "[
 
 TEST_CASE("mkdir_all_in_root follows links to missing targets, and stops on loops", "[fs]") {
     TempDir tmp;
-    std::string root = tmp.path();
+    const std::string& root = tmp.path();
     stdfs::create_symlink("/a/b", root + "/first");
     stdfs::create_symlink("loop2", root + "/loop1");
     stdfs::create_symlink("loop1", root + "/loop2");
@@ -75,7 +75,7 @@ TEST_CASE("mkdir_all_in_root follows links to missing targets, and stops on loop
 TEST_CASE("mkdir_all_in_root starts from the deepest directory there, and names a bad one",
           "[fs]") {
     TempDir tmp;
-    std::string root = tmp.path();
+    const std::string& root = tmp.path();
     stdfs::create_directories(root + "/a/b/c");
     stdfs::create_symlink("/a/b", root + "/link");
     { std::ofstream(root + "/a/file") << "x"; }
@@ -102,7 +102,7 @@ TEST_CASE("mkdir_all_in_root starts from the deepest directory there, and names 
 
 TEST_CASE("open_in_root refuses magic links and can refuse symlinks", "[fs]") {
     TempDir tmp;
-    std::string root = tmp.path();
+    const std::string& root = tmp.path();
     stdfs::create_directories(root + "/real");
     stdfs::create_symlink("real", root + "/link");
     stdfs::create_symlink("/proc/self/root", root + "/magic");
@@ -166,7 +166,7 @@ TEST_CASE("a dangling link's '..' climbs from where the links in its target lead
     // "sub/../x" with sub -> /deep/er is /deep/x for the kernel, not /x: the directory must
     // be made where the mount's later lookups of the same path will arrive.
     TempDir tmp;
-    std::string root = tmp.path();
+    const std::string& root = tmp.path();
     stdfs::create_directories(root + "/deep/er");
     stdfs::create_symlink("/deep/er", root + "/sub");
     stdfs::create_symlink("sub/../x", root + "/link");

@@ -10,7 +10,6 @@ using namespace minirun;
 using namespace minirun::runtime;
 using minirun::testing::FakeSyscalls;
 using minirun::testing::MountCall;
-using minirun::testing::TempDir;
 using nlohmann::json;
 namespace stdfs = std::filesystem;
 using namespace mount_setup_test;
