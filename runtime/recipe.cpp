@@ -225,6 +225,10 @@ Status chroot_like_the_init(Setup& s) {
     return mount::chroot_into(s.plan.exec_root, s.sys);
 }
 
+Status reopen_dev_null(InitSetup& s) {
+    return mount::reopen_stdio_on_dev_null(s.container);
+}
+
 Status finalize_root(InitSetup& s) {
     return mount::finalize_root(s.container, s.sys);
 }
@@ -389,7 +393,7 @@ constexpr ProcessStep split(std::string_view name, std::string_view why, Status 
 
 // The recipe. An exec'd process takes the `both` and `exec` steps, the init the `both` and
 // `init` ones; each process's own order is this order.
-constexpr std::array<ProcessStep, 45> kRecipe = {{
+constexpr std::array<ProcessStep, 46> kRecipe = {{
     both<join_cgroups>(
         "join cgroups",
         "first, so that everything the process does is counted, and before a cgroup namespace "
@@ -484,12 +488,17 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
         "chroot like the init",
         "a container without a mount namespace: its init chroot()ed into the rootfs, and so does "
         "this process, or it would run on the host's /"),
+    init_only<reopen_dev_null>("stdio on /dev/null",
+                               "stdio on the caller's null device moves to the container's, "
+                               "checked 1:3 (runc): the host's node is not the container's"),
+    both<open_terminal>("terminal",
+                        "a pty of the container's devpts, so after pivot_root; on /dev/console "
+                        "before the read-only root, the masks and read-only paths (runc 1.3.3, "
+                        "CVE-2025-52565), which then cover whatever that bind could expose"),
     init_only<finalize_root>("root read-only", "only after pivot_root: setup wrote into the root"),
     init_only<mask_paths>("masked paths",
                           "the container's own /proc and /sys are in place only now"),
     init_only<readonly_paths>("read-only paths", "as masked paths"),
-    both<open_terminal>("terminal",
-                        "the pty comes from the container's own devpts, so only after pivot_root"),
     both<set_personality>("personality", "linux.personality; exec'd processes too (runc 1.3)"),
     both<enter_cwd_privileged>(
         "cwd while privileged",

@@ -13,7 +13,7 @@
 namespace minirun::runtime {
 namespace {
 
-constexpr std::array<StepGuide, 85> kGuides = {{
+constexpr std::array<StepGuide, 86> kGuides = {{
     // The runtime: `create` (create.cpp). Nothing exists before "make the state directory".
     {"check the id", "none: the id is checked as text (letters, digits, _ + - .)", "nothing yet",
      "ls {root}"},
@@ -192,6 +192,14 @@ constexpr std::array<StepGuide, 85> kGuides = {{
      "the file system: the host's tree is detached, / is the rootfs",
      "ls /proc/{pid}/root/; findmnt -N {pid}"},
     {"chroot like the init", "chroot", "the file system, as the init's", ""},
+    {"stdio on /dev/null",
+     "fstat of fds 0-2; for each on a null device, openat of the container's /dev/null "
+     "(O_NOFOLLOW, checked 1:3) and dup3",
+     "nothing: the same null device, now the container's node", "ls -l /proc/{pid}/fd"},
+    {"terminal",
+     "open of /dev/ptmx in the container's devpts, TIOCGPTPEER, open_tree of the peer and "
+     "move_mount onto /dev/console, sendmsg of the master",
+     "the terminal: the container gets a pty of its own", "ls -l /proc/{pid}/fd"},
     {"root read-only", "mount(MS_REMOUNT|MS_BIND|MS_RDONLY) of /", "root.readonly",
      "findmnt -N {pid} /"},
     {"masked paths", "mount --bind of /dev/null over files, a read-only tmpfs over directories",
@@ -201,8 +209,6 @@ constexpr std::array<StepGuide, 85> kGuides = {{
     {"read-only paths", "bind of each path onto itself, remounted MS_RDONLY",
      "kernel settings the container must not write (/proc/sys, /proc/sysrq-trigger, ...)",
      "findmnt -N {pid} /proc/sys"},
-    {"terminal", "open of /dev/ptmx in the container's devpts, TIOCGPTPEER, sendmsg of the master",
-     "the terminal: the container gets a pty of its own", "ls -l /proc/{pid}/fd"},
     {"personality", "personality", "the execution domain (linux32, ...)", ""},
     {"cwd while privileged", "chdir(process.cwd)", "nothing", "ls -l /proc/{pid}/cwd"},
     {"HOME from /etc/passwd", "openat and read of the container's /etc/passwd", "nothing", ""},

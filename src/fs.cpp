@@ -264,6 +264,39 @@ Result<UniqueFd> ensure_file_in_root(int root_fd, std::string_view path, mode_t 
     return Error(ELOOP, cat("create ", quoted(path), " in rootfs: too many symlinks"));
 }
 
+Result<UniqueFd> file_mount_point(int dir_fd, const std::string& name, mode_t mode,
+                                  std::string_view shown) {
+    // Open, else create and open: a name that appears between our open and our create
+    // (EEXIST) is opened again, once.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        UniqueFd fd(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd && errno == ENOENT) {
+            UniqueFd made(::openat(dir_fd, name.c_str(),
+                                   O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, mode));
+            if (!made && errno != EEXIST) {
+                return Error::from_errno(cat("create ", shown));
+            }
+            continue;
+        }
+        if (!fd) {
+            return Error::from_errno(cat("open ", shown));
+        }
+        struct stat info {};
+        if (::fstat(fd.get(), &info) < 0) {
+            return Error::from_errno(cat("stat ", shown));
+        }
+        if (S_ISLNK(info.st_mode)) {
+            return Error(ELOOP, cat(shown, " is a symlink in the rootfs: refused, never followed"));
+        }
+        if (!S_ISREG(info.st_mode) && !S_ISCHR(info.st_mode)) {
+            return Error(EEXIST,
+                         cat(shown, " exists and is neither a file nor a character device"));
+        }
+        return fd;
+    }
+    return Error(EAGAIN, cat("create ", shown, ": it keeps changing"));
+}
+
 std::string fd_path(int fd) {
     return cat("/proc/self/fd/", fd);
 }

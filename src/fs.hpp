@@ -33,6 +33,16 @@ Result<UniqueFd> mkdir_all_in_root(int root_fd, std::string_view path, mode_t mo
 // its missing parents directories) and returns an O_PATH fd of it.
 Result<UniqueFd> ensure_file_in_root(int root_fd, std::string_view path, mode_t mode);
 
+// The file `name` in the directory `dir_fd` as a mount point for a file bind (a device node
+// in a user namespace, the pty on /dev/console): created empty (`mode`) when missing, never
+// through a symlink. An existing one must be a regular file or a character device: a
+// symlink there is refused, not followed, wherever it leads (the kernel's O_CREAT would
+// follow it even from the host's "/"), and so is anything else (a fifo would block the
+// open, a directory is no file). Returns an O_PATH fd of it, for a mount by fd. Errors name
+// the file as `shown` (its path in the container).
+Result<UniqueFd> file_mount_point(int dir_fd, const std::string& name, mode_t mode,
+                                  std::string_view shown);
+
 // The magic-link path of an fd, to hand an fd to calls that only take paths (mount(2)).
 std::string fd_path(int fd);
 

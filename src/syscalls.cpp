@@ -103,6 +103,14 @@ public:
         }
         return fd;
     }
+    Result<int> open_tree_clone_fd(int fd) override {
+        unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH;
+        int tree = static_cast<int>(::syscall(SYS_open_tree, fd, "", flags));
+        if (tree < 0) {
+            return Error::from_errno("open_tree");
+        }
+        return tree;
+    }
     Status move_mount(int from_fd, int target_fd) override {
         return check_syscall(
             static_cast<int>(::syscall(SYS_move_mount, from_fd, "", target_fd, "",

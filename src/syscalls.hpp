@@ -34,7 +34,8 @@
 //   record (state.cpp, start.cpp, log.cpp, mount_host.cpp), and the detach of the
 //   runtime's host mounts on delete (mount_host.cpp umount2, after the container is gone).
 // - Signals to the container (signals.cpp kill) and the terminal's ioctls, fchown and
-//   dup2 on the pty (process/terminal.cpp), the foreground relay's tcsetattr.
+//   dup2 on the pty (process/terminal.cpp), the foreground relay's tcsetattr, and the dup3
+//   of the container's /dev/null onto stdio (mount_devices.cpp), which moves fds only.
 // - The seccomp probe of what the kernel supports (seccomp.cpp, a NULL filter that loads
 //   nothing) and capability reads (capget, PR_CAPBSET_READ in capabilities.cpp).
 // - The directories fs::mkdir_all_in_root makes for mount destinations and the rootfs
@@ -119,6 +120,10 @@ public:
     // open_tree(2) with OPEN_TREE_CLONE: a detached copy of the mount at `path` (with
     // `recursive`, of the mounts below it too), close-on-exec.
     virtual Result<int> open_tree_clone(const std::string& path, bool recursive) = 0;
+    // open_tree(fd, "", OPEN_TREE_CLONE | AT_EMPTY_PATH): a detached bind of the very file
+    // `fd` is open on (the pty's peer), close-on-exec. No path is looked up: not a
+    // /proc/self/fd link through a /proc the container may have made.
+    virtual Result<int> open_tree_clone_fd(int fd) = 0;
     // move_mount(2) of a detached tree (an open_tree(OPEN_TREE_CLONE) fd) onto the directory
     // or file `target_fd` (an O_PATH fd) names. By fd, not by a /proc/self/fd path: without
     // MOVE_MOUNT_T_SYMLINKS move_mount would take that magic link itself for the target.

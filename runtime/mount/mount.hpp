@@ -118,6 +118,16 @@ std::vector<CgroupBind> planned_cgroup_binds(const Plan& plan, const cgroup::Hos
 // Step 4 (mount_devices.cpp).
 Status create_devices(const Plan& plan, int root_fd, Syscalls& sys);
 
+// After pivot_root, where we made /dev (plan.setup_dev): each of stdin, stdout and stderr
+// that is a null device (1:3), the caller's /dev/null, becomes the container's, as runc's
+// reOpenDevNull does: an fd of the host's node would let the container's root fchown or
+// fchmod the host's /dev/null. The container's /dev/null is opened without following a
+// symlink at its name and must itself be the null device, or the create fails: a rootfs
+// whose /dev/null leads to another file (a procfs one, /proc/sys/kernel/core_pattern)
+// must not become the process's stdio (crun's CVE-2026-88265). Only fds, no path of ours:
+// outside the seam, as the pty's dup2 is.
+Status reopen_stdio_on_dev_null(const Plan& plan);
+
 // Step 8, after pivot_root (mount_masks.cpp).
 Status mask_paths(const Plan& plan, Syscalls& sys);
 // The same below `root_fd` (mask_paths: "/").

@@ -99,8 +99,13 @@ Status make_node(int root_fd, const spec::Device& device, DeviceDir& dirs, Sysca
                         AT_SYMLINK_NOFOLLOW);
 }
 
-Status bind_host_node(int root_fd, const spec::Device& device, Syscalls& sys) {
-    MR_ASSIGN(UniqueFd target, fs::ensure_file_in_root(root_fd, device.path, 0644));
+// The directory is resolved inside the root (a /dev that is a symlink leads where it
+// leads there, never out); the node's own name is never followed: a /dev/null planted as a
+// symlink to a procfs file of the container (CVE-2025-31133's) is refused, not covered.
+Status bind_host_node(int root_fd, const spec::Device& device, DeviceDir& dirs, Syscalls& sys) {
+    auto [parent, name] = fs::split_parent(fs::clean_path(device.path));
+    MR_ASSIGN(int dir, dirs.open(root_fd, parent));
+    MR_ASSIGN(UniqueFd target, fs::file_mount_point(dir, name, 0644, device.path));
     return sys.mount_on(device.path, target.get(), "", MS_BIND, "");
 }
 
@@ -154,18 +159,82 @@ Status create_devices(const Plan& plan, int root_fd, Syscalls& sys) {
         if (fs::clean_path(device.path) == "/dev/ptmx") {
             continue;
         }
-        auto created = in_user_namespace ? bind_host_node(root_fd, device, sys)
+        auto created = in_user_namespace ? bind_host_node(root_fd, device, dirs, sys)
                                          : make_node(root_fd, device, dirs, sys);
         if (!created) {
             return created.error().wrap(device.path);
         }
     }
     // With a terminal, the pty's slave is bound onto /dev/console after pivot_root
-    // (terminal.cpp); its mount point is made now, while a read-only /dev is still writable.
+    // (terminal.cpp); its mount point is made now, while a read-only /dev is still writable,
+    // and as there: never through a symlink at /dev/console.
     if (plan.process.terminal) {
-        MR_TRY_WRAP(fs::ensure_file_in_root(root_fd, "/dev/console", 0600), "/dev/console");
+        MR_ASSIGN(int dev, dirs.open(root_fd, "/dev"));
+        MR_TRY(fs::file_mount_point(dev, "console", 0600, "/dev/console"));
     }
     return add_links(root_fd, dirs, sys);
+}
+
+namespace {
+
+bool is_dev_null(const struct stat& info) {
+    return S_ISCHR(info.st_mode) && info.st_rdev == makedev(1, 3);
+}
+
+// The container's /dev/null, opened read-write: /dev resolved inside the root, the name
+// never followed; looked at through O_PATH first (opening some other device could do
+// something), then opened and checked again to be that same null device.
+Result<UniqueFd> open_dev_null() {
+    UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root) {
+        return Error::from_errno("open /");
+    }
+    MR_ASSIGN(UniqueFd dev, fs::open_in_root(root.get(), "/dev", O_PATH | O_DIRECTORY));
+    UniqueFd path(::openat(dev.get(), "null", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat looked {};
+    if (!path || ::fstat(path.get(), &looked) < 0) {
+        return Error::from_errno("open /dev/null");
+    }
+    if (!is_dev_null(looked)) {
+        return Error(EPERM, "/dev/null in the container is not the null device (1:3)");
+    }
+    UniqueFd null(::openat(dev.get(), "null", O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat opened {};
+    if (!null || ::fstat(null.get(), &opened) < 0) {
+        return Error::from_errno("open /dev/null");
+    }
+    if (!is_dev_null(opened) || opened.st_ino != looked.st_ino || opened.st_dev != looked.st_dev) {
+        return Error(EPERM, "/dev/null in the container changed while it was opened");
+    }
+    return null;
+}
+
+} // namespace
+
+Status reopen_stdio_on_dev_null(const Plan& plan) {
+    if (!plan.setup_dev) {
+        return {}; // a /dev bound from elsewhere is the user's, as with runc
+    }
+    UniqueFd null;
+    for (int fd = 0; fd <= 2; ++fd) {
+        struct stat info {};
+        if (::fstat(fd, &info) < 0) {
+            if (errno == EBADF) {
+                continue; // closed: nothing to replace
+            }
+            return Error::from_errno(cat("stdio: fstat fd ", fd));
+        }
+        if (!is_dev_null(info)) {
+            continue;
+        }
+        if (!null) {
+            MR_ASSIGN(null, open_dev_null());
+        }
+        if (::dup3(null.get(), fd, 0) < 0) {
+            return Error::from_errno(cat("stdio: /dev/null as fd ", fd));
+        }
+    }
+    return {};
 }
 
 } // namespace minirun::runtime::mount

@@ -27,11 +27,8 @@ Result<Pty> open_pty(const std::optional<spec::ConsoleSize>& size, bool for_rela
     if (::ioctl(pty.master.get(), TIOCSPTLCK, &unlock) < 0) {
         return Error::from_errno("process.terminal: unlock pty");
     }
-    unsigned int number = 0;
-    if (::ioctl(pty.master.get(), TIOCGPTN, &number) < 0) {
-        return Error::from_errno("process.terminal: pty number");
-    }
-    pty.slave_path = cat("/dev/pts/", number);
+    // The peer from the master itself, never /dev/pts/N by path (TIOCGPTN's number): that
+    // name may be a symlink the rootfs planted, or in another devpts (CVE-2025-52565).
     int slave = ::ioctl(pty.master.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (slave < 0) {
         return Error::from_errno("process.terminal: open pty slave");
@@ -81,15 +78,36 @@ Status clear_onlcr(const Pty& pty) {
     return {};
 }
 
-Status bind_console(const Pty& pty, Syscalls& sys) {
-    // O_NOFOLLOW|O_CREAT: a /dev/console planted as a symlink is refused, not followed.
-    UniqueFd console(::open("/dev/console", O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!console) {
-        return Error::from_errno("/dev/console");
+namespace {
+
+// /dev/console of the container, as the mount point of the pty: /dev resolved inside the
+// root (a /dev that is a symlink, with no /dev mounted, leads where the devices went), the
+// last name never followed (fs::file_mount_point): a /dev/console planted as a symlink, to
+// a procfs file or to anything else, is refused, as runc's O_NOFOLLOW does (CVE-2025-52565).
+Result<UniqueFd> console_mount_point() {
+    UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root) {
+        return Error::from_errno("/dev/console: open /");
     }
-    return checked(
-        sys.mount(fs::fd_path(pty.slave.get()), fs::fd_path(console.get()), "", MS_BIND, ""),
-        "bind the pty on /dev/console");
+    MR_ASSIGN(UniqueFd dev, fs::open_in_root(root.get(), "/dev", O_PATH | O_DIRECTORY));
+    return fs::file_mount_point(dev.get(), "console", 0600, "/dev/console");
+}
+
+} // namespace
+
+Status bind_console(const Pty& pty, Syscalls& sys) {
+    MR_ASSIGN(UniqueFd console, console_mount_point());
+    // The source is the peer fd itself (TIOCGPTPEER), cloned by fd: no /dev/pts/N is
+    // looked up (CVE-2025-52565: symlinks planted there, or a /dev/pts that is not the
+    // devpts the pty came from, would make the console some other file), and no
+    // /proc/self/fd link either, which the container's /proc would resolve.
+    auto tree_fd = sys.open_tree_clone_fd(pty.slave.get());
+    if (!tree_fd) {
+        return Error::from_errno(tree_fd.error().errno_value(),
+                                 "bind the pty on /dev/console: open_tree of the pty");
+    }
+    UniqueFd tree(*tree_fd);
+    return checked(sys.move_mount(tree.get(), console.get()), "bind the pty on /dev/console");
 }
 
 Status send_to_socket(const std::string& path, int fd, std::string_view name,

@@ -25,8 +25,7 @@ namespace minirun::runtime::terminal {
 
 struct Pty {
     UniqueFd master;
-    UniqueFd slave;
-    std::string slave_path; // "/dev/pts/N", inside the container
+    UniqueFd slave; // the peer, from the master (TIOCGPTPEER): nothing names it by path
 };
 
 // Opens a new pty through /dev/ptmx of the current mount namespace, with the window size
@@ -47,9 +46,11 @@ Status attach_stdio(const Pty& pty, uid_t uid);
 // Before the process can write anything, hence in the process itself.
 Status clear_onlcr(const Pty& pty);
 
-// Binds the slave onto /dev/console (created as an empty file if missing), refusing a
-// /dev/console that is a symlink (CVE-2025-52565 class). Call after pivot_root.
-// Through `sys`.
+// Binds the slave onto /dev/console by fd (open_tree of the peer fd, move_mount onto an
+// O_PATH fd of /dev/console): /dev/console is created as an empty file if missing, and
+// one that is a symlink, or neither a file nor a character device, is refused
+// (CVE-2025-52565). Call after pivot_root, before the masked and read-only paths (runc
+// 1.3.3's order). Through `sys`.
 Status bind_console(const Pty& pty, Syscalls& sys);
 
 // Connects to the unix socket at `path` and sends the master in one message. Does not wait

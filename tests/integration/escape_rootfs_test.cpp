@@ -302,6 +302,8 @@ TEST_CASE("escape: device nodes are not created through a /dev symlink", "[escap
 
 // ---------------------------------------------------------------------------------------
 // 6. CVE-2025-31133 / CVE-2025-52565: /dev/null or /dev/console that is not what it seems
+//    (host files here; the exploits' own targets, core_pattern and /dev/pts/N links, and a
+//    config without a /dev mount, in escape_dev_test.cpp)
 
 TEST_CASE("escape: maskedPaths never bind an arbitrary file in place of /dev/null "
           "(CVE-2025-31133)",

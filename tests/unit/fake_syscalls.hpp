@@ -131,6 +131,15 @@ public:
         }
         return fd;
     }
+    // A duplicate of the fd stands in for the detached bind of its file.
+    Result<int> open_tree_clone_fd(int fd) override {
+        MR_TRY(record(cat("open_tree fd ", resolve(fs::fd_path(fd)))));
+        int tree = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (tree < 0) {
+            return Error::from_errno("open_tree");
+        }
+        return tree;
+    }
     Status move_mount(int from_fd, int target_fd) override {
         std::string target = resolve(fs::fd_path(target_fd));
         MR_TRY(record(cat("move_mount ", resolve(fs::fd_path(from_fd)), " ", target)));

@@ -57,7 +57,7 @@ TEST_CASE("mkdir_all_in_root stays inside the root through hostile symlinks", "[
 
 TEST_CASE("mkdir_all_in_root follows links to missing targets, and stops on loops", "[fs]") {
     TempDir tmp;
-    std::string root = tmp.path();
+    const std::string& root = tmp.path();
     stdfs::create_symlink("/a/b", root + "/first");
     stdfs::create_symlink("loop2", root + "/loop1");
     stdfs::create_symlink("loop1", root + "/loop2");
@@ -75,7 +75,7 @@ TEST_CASE("mkdir_all_in_root follows links to missing targets, and stops on loop
 TEST_CASE("mkdir_all_in_root starts from the deepest directory there, and names a bad one",
           "[fs]") {
     TempDir tmp;
-    std::string root = tmp.path();
+    const std::string& root = tmp.path();
     stdfs::create_directories(root + "/a/b/c");
     stdfs::create_symlink("/a/b", root + "/link");
     { std::ofstream(root + "/a/file") << "x"; }
@@ -102,7 +102,7 @@ TEST_CASE("mkdir_all_in_root starts from the deepest directory there, and names 
 
 TEST_CASE("open_in_root refuses magic links and can refuse symlinks", "[fs]") {
     TempDir tmp;
-    std::string root = tmp.path();
+    const std::string& root = tmp.path();
     stdfs::create_directories(root + "/real");
     stdfs::create_symlink("real", root + "/link");
     stdfs::create_symlink("/proc/self/root", root + "/magic");
@@ -166,7 +166,7 @@ TEST_CASE("a dangling link's '..' climbs from where the links in its target lead
     // "sub/../x" with sub -> /deep/er is /deep/x for the kernel, not /x: the directory must
     // be made where the mount's later lookups of the same path will arrive.
     TempDir tmp;
-    std::string root = tmp.path();
+    const std::string& root = tmp.path();
     stdfs::create_directories(root + "/deep/er");
     stdfs::create_symlink("/deep/er", root + "/sub");
     stdfs::create_symlink("sub/../x", root + "/link");
@@ -191,4 +191,47 @@ TEST_CASE("read_file and write_file", "[fs]") {
     REQUIRE_FALSE(missing.ok());
     CHECK(missing.error().message() ==
           "open " + tmp.path() + "/missing: No such file or directory");
+}
+
+TEST_CASE("file_mount_point makes a missing file and never follows what is there", "[fs]") {
+    TempDir tmp;
+    const std::string dev = tmp.path() + "/dev";
+    const std::string outside = tmp.path() + "/outside";
+    stdfs::create_directories(dev);
+    { std::ofstream(outside) << "host file\n"; }
+    UniqueFd dir = open_dir(dev);
+
+    // Missing: created empty, with the mode asked for (umask aside), returned as O_PATH.
+    auto made = fs::file_mount_point(dir.get(), "console", 0600, "/dev/console");
+    REQUIRE(made.ok());
+    CHECK((::fcntl(made->get(), F_GETFL) & O_PATH) != 0);
+    CHECK(stdfs::is_regular_file(dev + "/console"));
+    CHECK(stdfs::file_size(dev + "/console") == 0);
+    // There: the same file again.
+    CHECK(fs::file_mount_point(dir.get(), "console", 0600, "/dev/console").ok());
+
+    // A symlink, to an existing file or to nothing, is refused: its target is neither
+    // opened, nor created, nor changed.
+    stdfs::create_symlink(outside, dev + "/null");
+    stdfs::create_symlink(tmp.path() + "/would-be-made", dev + "/zero");
+    for (const char* name : {"null", "zero"}) {
+        auto linked = fs::file_mount_point(dir.get(), name, 0644, std::string("/dev/") + name);
+        REQUIRE_FALSE(linked.ok());
+        CHECK(linked.error().errno_value() == ELOOP);
+        CHECK(linked.error().message() ==
+              std::string("/dev/") + name + " is a symlink in the rootfs: refused, never followed");
+    }
+    CHECK_FALSE(stdfs::exists(tmp.path() + "/would-be-made"));
+    std::ifstream in(outside);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "host file\n");
+
+    // Neither a file nor a character device: a directory, a fifo.
+    stdfs::create_directories(dev + "/full");
+    REQUIRE(::mkfifo((dev + "/tty").c_str(), 0600) == 0);
+    for (const char* name : {"full", "tty"}) {
+        auto other = fs::file_mount_point(dir.get(), name, 0644, name);
+        REQUIRE_FALSE(other.ok());
+        CHECK(other.error().message() ==
+              std::string(name) + " exists and is neither a file nor a character device");
+    }
 }

@@ -10,7 +10,6 @@ using namespace minirun;
 using namespace minirun::runtime;
 using minirun::testing::FakeSyscalls;
 using minirun::testing::MountCall;
-using minirun::testing::TempDir;
 using nlohmann::json;
 namespace stdfs = std::filesystem;
 using namespace mount_setup_test;
@@ -146,6 +145,55 @@ TEST_CASE("rootfs: an existing node that is not the device is an error", "[mount
     REQUIRE_FALSE(root.ok());
     CHECK(root.error().message() ==
           "devices: /dev/null: /dev/null exists and is not the requested device");
+}
+
+TEST_CASE("rootfs: no /dev mount: a node or /dev/console planted as a symlink is refused, "
+          "its target never covered (CVE-2025-31133, CVE-2025-52565)",
+          "[mount]") {
+    // No /dev tmpfs (crun's CVE-2026-88264/88265 setting): the rootfs's own /dev is used.
+    // Its links lead to a procfs-like file of the container; in a user namespace (rootless
+    // here) the host's node would be bound onto whatever the name resolves to.
+    RootlessAs rootless(true);
+    Fixture f;
+    stdfs::create_directories(f.rootfs + "/dev");
+    stdfs::create_directories(f.rootfs + "/proc/sys/kernel");
+    { std::ofstream(f.rootfs + "/proc/sys/kernel/core_pattern") << "core\n"; }
+    const std::string name = GENERATE(std::string("null"), std::string("console"));
+    INFO("/dev/" << name);
+    stdfs::create_symlink("/proc/sys/kernel/core_pattern", f.rootfs + "/dev/" + name);
+    json config = config_with_mounts(json::array());
+    config["process"]["terminal"] = true;
+    Plan plan = f.plan(config);
+    auto root = prepare(plan, f.sys);
+    REQUIRE_FALSE(root.ok());
+    CHECK(root.error().message().ends_with("/dev/" + name +
+                                           " is a symlink in the rootfs: refused, never followed"));
+    for (const MountCall& mount : f.sys.mounts) {
+        CHECK(mount.target.find("core_pattern") == std::string::npos);
+    }
+    CHECK(stdfs::is_symlink(f.rootfs + "/dev/" + name));
+}
+
+TEST_CASE("rootfs: no /dev mount and /dev a symlink out: every node lands inside the rootfs",
+          "[mount]") {
+    for (bool rootless_caller : {false, true}) {
+        INFO("rootless: " << rootless_caller);
+        RootlessAs as(rootless_caller);
+        Fixture f;
+        const std::string outside = f.dir.path() + "/outside";
+        stdfs::create_directories(outside);
+        stdfs::create_symlink("../../../../../../outside", f.rootfs + "/dev");
+        json config = config_with_mounts(json::array());
+        config["process"]["terminal"] = true;
+        Plan plan = f.plan(config);
+        REQUIRE(prepare(plan, f.sys).ok());
+        CHECK(stdfs::is_empty(outside));
+        // The link climbs no higher than the rootfs: /outside inside it holds /dev.
+        CHECK(stdfs::is_regular_file(f.rootfs + "/outside/console"));
+        for (const std::string& call : f.sys.calls) {
+            CHECK(call.find(outside) == std::string::npos);
+        }
+    }
 }
 
 TEST_CASE("rootfs: a /proc that is a symlink is refused", "[mount]") {
