@@ -79,6 +79,9 @@ struct InitPlan {
     // The bind mounts' sources, opened by the parent (mount.hpp, open_bind_sources): the
     // init mounts and closes them.
     std::vector<UniqueFd>* bind_sources = nullptr;
+    // The entries whose source the parent closed again (the fd budget): asked for at their
+    // turn, even rootless (mount.hpp, BindSources::reopened).
+    const std::vector<bool>* sources_reopened = nullptr;
     // The "cgroup" mount entry's binds, worked out by create once the cgroups exist
     // (mount::planned_cgroup_binds); empty: the init finds them itself.
     std::vector<CgroupBind> cgroup_binds;

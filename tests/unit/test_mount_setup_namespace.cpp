@@ -200,7 +200,7 @@ TEST_CASE("rootfs: an idmapped bind is idmapped by the parent, then moved into p
     Plan plan = f.plan(config);
     auto sources = mount::open_bind_sources(plan, f.sys);
     REQUIRE(sources.ok());
-    REQUIRE(mount::idmap_bind_sources(plan, *sources, f.sys).ok());
+    REQUIRE(mount::idmap_bind_sources(plan, sources->fds, f.sys).ok());
     const std::string source = f.dir.path() + "/data";
     // Only the idmapped entry, recursively for ridmap, on the parent's clone of the source.
     std::vector<std::string> idmapped;
@@ -222,7 +222,7 @@ TEST_CASE("rootfs: a source the kernel cannot idmap is named in the error", "[mo
     auto sources = mount::open_bind_sources(plan, f.sys);
     REQUIRE(sources.ok());
     f.sys.fail("mount_setattr_idmap", EINVAL);
-    auto mapped = mount::idmap_bind_sources(plan, *sources, f.sys);
+    auto mapped = mount::idmap_bind_sources(plan, sources->fds, f.sys);
     REQUIRE_FALSE(mapped.ok());
     CHECK(mapped.error().message() ==
           "mounts[0] on /data: cannot idmap \"" + f.dir.path() +
