@@ -278,8 +278,7 @@ Status plan_the_init(Run& r) {
     init.record = r.created.record;
     init.wait_for_parent = r.created.plan.wait_for_parent || only_pid_finds_init(r);
     init.parent_waits_for_exec = r.mode.parent_waits_for_exec;
-    init.bind_sources = &r.bind_sources.fds;
-    init.sources_reopened = &r.bind_sources.reopened;
+    init.bind_sources = &r.bind_sources;
     init.cgroup_binds = std::move(r.cgroup_binds);
     runtime::ProcessPlan& process = init.process;
     process.process = r.created.plan.process;
@@ -393,9 +392,8 @@ Status serve_the_init(Run& r) {
             r.created.console_master = std::move(event.fd);
             break;
         case ToParent::kMountSource: // mount/mount_sources.cpp
-            MR_TRY(runtime::mount::send_late_source(r.created.plan, r.bind_sources.reopened,
-                                                    r.init.get(), event.payload, r.created.sync,
-                                                    r.sys));
+            MR_TRY(runtime::mount::send_late_source(r.created.plan, r.bind_sources, r.init.get(),
+                                                    event.payload, r.created.sync, r.sys));
             break;
         case ToParent::kCreated:
             return {};
@@ -496,8 +494,7 @@ constexpr std::array<runtime::Step<Run>, 31> kCreateRecipe = {{
     {"open bind sources",
      "opened as the host's root, on the host's side (one inside the rootfs at its mount, after "
      "the entries before it); rootless, by the init (open_tree needs CAP_SYS_ADMIN over it); "
-     "all checked now, only the first 16 kept open, the others opened again at their turn "
-     "(the fd budget: thousands of binds under ulimit -n 1024)",
+     "all checked now, 16 kept open, the others reopened at their turn (the fd budget)",
      kParent, open_bind_sources},
     {"idmap bind sources",
      "mount_setattr(MOUNT_ATTR_IDMAP) needs CAP_SYS_ADMIN where the source's filesystem was "

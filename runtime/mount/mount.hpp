@@ -92,11 +92,11 @@ Result<UniqueFd> open_source_now(const Plan& plan, size_t index, int root_fd, Sy
 Result<UniqueFd> open_source_in(pid_t init, const Plan& plan, size_t index, Syscalls& sys);
 // Answers the init's kMountSource `request` (the entry's index): reopen_bind_source() for
 // an entry open_bind_sources() `reopened`, open_source_in() for the others.
-Status send_late_source(const Plan& plan, const std::vector<bool>& reopened, pid_t init,
+Status send_late_source(const Plan& plan, const BindSources& sources, pid_t init,
                         std::string_view request, ParentEnd& sync, Syscalls& sys);
 // The init's LateSource: asks the parent over `sync`. Rootless only for the `reopened`
 // entries; for the others it returns an invalid fd: the init opens them itself.
-LateSource late_sources_from(InitEnd& sync, const std::vector<bool>& reopened);
+LateSource late_sources_from(InitEnd& sync, const BindSources& sources);
 
 // Steps 1-5: returns an O_PATH fd of the prepared rootfs. `bind_sources` are
 // open_bind_sources()'s, each used up (and closed) by its entry, and `late_source` opens

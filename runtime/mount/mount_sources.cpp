@@ -119,8 +119,9 @@ Result<UniqueFd> open_source_in(pid_t init, const Plan& plan, size_t index, Sysc
     return std::move(event.fd);
 }
 
-Status send_late_source(const Plan& plan, const std::vector<bool>& reopened, pid_t init,
+Status send_late_source(const Plan& plan, const BindSources& sources, pid_t init,
                         std::string_view request, ParentEnd& sync, Syscalls& sys) {
+    const std::vector<bool>& reopened = sources.reopened;
     size_t index = 0;
     auto parsed = std::from_chars(request.data(), request.data() + request.size(), index);
     if (parsed.ec != std::errc() || index >= plan.mounts.size() ||
@@ -142,7 +143,8 @@ Status send_late_source(const Plan& plan, const std::vector<bool>& reopened, pid
     return sync.send(ToInit::kMountSource, "", opened->get());
 }
 
-LateSource late_sources_from(InitEnd& sync, const std::vector<bool>& reopened) {
+LateSource late_sources_from(InitEnd& sync, const BindSources& sources) {
+    const std::vector<bool>& reopened = sources.reopened;
     const bool rootless = rootless::active();
     return [&sync, &reopened, rootless](size_t index) -> Result<UniqueFd> {
         if (rootless && (index >= reopened.size() || !reopened[index])) {

@@ -207,7 +207,7 @@ TEST_CASE("rootfs: an idmapped bind is idmapped by the parent, then moved into p
     std::copy_if(f.sys.calls.begin(), f.sys.calls.end(), std::back_inserter(idmapped),
                  [](const std::string& call) { return call.starts_with("mount_setattr_idmap"); });
     CHECK(idmapped == std::vector<std::string>{"mount_setattr_idmap " + source + " recursive"});
-    REQUIRE(mount::prepare_rootfs(plan, *sources, f.sys).ok());
+    REQUIRE(mount::prepare_rootfs(plan, sources->fds, f.sys).ok());
     CHECK(std::find(f.sys.calls.begin(), f.sys.calls.end(),
                     "move_mount " + source + " " + f.rootfs + "/data") != f.sys.calls.end());
 }
