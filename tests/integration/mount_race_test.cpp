@@ -10,10 +10,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <csignal>
+#include <cstdio>
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>

@@ -14,7 +14,7 @@ TEST_CASE("memory sizes read like runc's --memory", "[units]") {
     CHECK(parse_memory_size("0").value() == 0);
     CHECK(parse_memory_size("1024").value() == 1024);
     CHECK(parse_memory_size("512b").value() == 512);
-    CHECK(parse_memory_size("64k").value() == 64 * 1024);
+    CHECK(parse_memory_size("64k").value() == 64LL * 1024);
     CHECK(parse_memory_size("64m").value() == 64LL * 1024 * 1024);
     CHECK(parse_memory_size("64M").value() == 64LL * 1024 * 1024);
     CHECK(parse_memory_size("64MB").value() == 64LL * 1024 * 1024);
