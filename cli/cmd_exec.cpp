@@ -2,13 +2,12 @@
 #include "commands.hpp"
 #include "minirun/file.hpp"
 #include "minirun/runtime.hpp"
+#include "minirun/units.hpp"
 
 #include <sys/stat.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <set>
-#include <tuple>
 #include <utility>
 
 namespace minirun::cli {
@@ -21,30 +20,22 @@ struct ExecFlags {
     std::string cwd;
     std::vector<std::string> env;
     std::string user;
+    bool user_given = false; // "--user ''" too: refused, not read as "no --user"
     std::vector<uint32_t> additional_gids;
     std::vector<std::string> caps;
     bool no_new_privs = false;
     std::vector<std::string> command;
 };
 
-Result<uint32_t> parse_id(std::string_view text) {
-    uint32_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-        return Error(EINVAL, cat("--user: ", quoted(text), " is not a numeric id"));
+// --additional-gids: CLI11 refuses a sign or a non-number; (gid_t)-1 is refused here.
+Status check_additional_gids(const std::vector<uint32_t>& gids) {
+    for (uint32_t gid : gids) {
+        if (gid == units::kNoId) {
+            return Error(EINVAL, cat("--additional-gids ", gid, ": out of range: at most ",
+                                     units::kNoId - 1));
+        }
     }
-    return value;
-}
-
-// --user UID[:GID]; the gid is 0 when not given.
-Result<std::pair<uint32_t, uint32_t>> parse_user(std::string_view text) {
-    size_t colon = text.find(':');
-    MR_ASSIGN(uint32_t uid, parse_id(text.substr(0, colon)));
-    uint32_t gid = 0;
-    if (colon != std::string_view::npos) {
-        MR_ASSIGN(gid, parse_id(text.substr(colon + 1)));
-    }
-    return std::pair{uid, gid};
+    return {};
 }
 
 // "KEY=value" replaces an existing KEY or is appended.
@@ -76,8 +67,11 @@ Result<spec::Process> with_flags(const ExecFlags& flags, spec::Process process) 
     for (const std::string& entry : flags.env) {
         set_env(process.env, entry);
     }
-    if (!flags.user.empty()) {
-        MR_ASSIGN(std::tie(process.user.uid, process.user.gid), parse_user(flags.user));
+    if (flags.user_given) {
+        // As runc: --user UID keeps the process's gid; UID:GID sets both.
+        MR_ASSIGN(units::UserIds ids, units::parse_user_ids(flags.user));
+        process.user.uid = ids.uid;
+        process.user.gid = ids.gid.value_or(process.user.gid);
     }
     if (!flags.additional_gids.empty()) {
         process.user.additional_gids = flags.additional_gids;
@@ -175,9 +169,10 @@ Status set_process_maker(const ExecFlags& flags, ExecOptions& options) {
             return Error(EINVAL, cat("--env ", quoted(entry), ": expected KEY=value"));
         }
     }
-    if (!flags.user.empty()) {
-        MR_TRY(parse_user(flags.user));
+    if (flags.user_given) {
+        MR_TRY(units::parse_user_ids(flags.user));
     }
+    MR_TRY(check_additional_gids(flags.additional_gids));
     options.make_process = [&flags, id = options.id](const spec::Process* own) {
         if (own == nullptr) {
             return Result<spec::Process>(
@@ -243,7 +238,7 @@ CommandRunner add_exec_command(CLI::App& app, GlobalOptions& global) {
     // Repeatable, one value each: vector options would otherwise swallow the id.
     command->add_option("--env,-e", flags->env, "set an environment variable (KEY=value)")
         ->allow_extra_args(false);
-    command->add_option("--user,-u", flags->user, "UID[:GID] to run as");
+    CLI::Option* user = command->add_option("--user,-u", flags->user, "UID[:GID] to run as");
     command->add_option("--additional-gids,-g", flags->additional_gids, "supplementary groups")
         ->allow_extra_args(false);
     command->add_option("--cap,-c", flags->caps, "add a capability (CAP_NET_ADMIN)")
@@ -268,8 +263,9 @@ CommandRunner add_exec_command(CLI::App& app, GlobalOptions& global) {
     // positional left to fill, parsing stops at the command and leaves it in remaining().
     command->prefix_command();
     command->footer("COMMAND [ARG...] follows the id.");
-    return [flags, command, &global]() {
+    return [flags, command, user, &global]() {
         flags->options.root = global.root;
+        flags->user_given = user->count() > 0;
         for (const std::string& extra : command->remaining()) {
             flags->command.push_back(extra);
         }

@@ -88,7 +88,7 @@ struct CreateRun {
     UniqueFd exec_gate;
     std::vector<runtime::OpenNamespace> namespaces;
     runtime::security::ProcessSecurity security;
-    std::vector<UniqueFd> bind_sources;
+    runtime::mount::BindSources bind_sources;
     std::vector<runtime::CgroupBind> cgroup_binds;
     std::optional<runtime::PendingState> pending_state;
     UniqueFd fifo;
@@ -171,7 +171,7 @@ Status open_bind_sources(Run& r) {
 }
 
 Status idmap_bind_sources(Run& r) { // mount_idmap.cpp
-    return runtime::mount::idmap_bind_sources(r.created.plan, r.bind_sources, r.sys);
+    return runtime::mount::idmap_bind_sources(r.created.plan, r.bind_sources.fds, r.sys);
 }
 
 Status make_state_dir(Run& r) {
@@ -297,7 +297,7 @@ Status plan_the_init(Run& r) {
     for (const runtime::NamespaceEntry& join : process.joins) {
         process.keep_fds.push_back(join.fd);
     }
-    for (const UniqueFd& source : r.bind_sources) {
+    for (const UniqueFd& source : r.bind_sources.fds) {
         process.keep_fds.push_back(source.get());
     }
     return {};
@@ -392,8 +392,8 @@ Status serve_the_init(Run& r) {
             r.created.console_master = std::move(event.fd);
             break;
         case ToParent::kMountSource: // mount/mount_sources.cpp
-            MR_TRY(runtime::mount::send_late_source(r.created.plan, r.init.get(), event.payload,
-                                                    r.created.sync, r.sys));
+            MR_TRY(runtime::mount::send_late_source(r.created.plan, r.bind_sources, r.init.get(),
+                                                    event.payload, r.created.sync, r.sys));
             break;
         case ToParent::kCreated:
             return {};
@@ -493,7 +493,8 @@ constexpr std::array<runtime::Step<Run>, 31> kCreateRecipe = {{
      kParent, prepare_security},
     {"open bind sources",
      "opened as the host's root, on the host's side (one inside the rootfs at its mount, after "
-     "the entries before it); rootless, by the init (open_tree needs CAP_SYS_ADMIN over it)",
+     "the entries before it); rootless, by the init (open_tree needs CAP_SYS_ADMIN over it); "
+     "all checked now, 16 kept open, the others reopened at their turn (the fd budget)",
      kParent, open_bind_sources},
     {"idmap bind sources",
      "mount_setattr(MOUNT_ATTR_IDMAP) needs CAP_SYS_ADMIN where the source's filesystem was "

@@ -24,6 +24,10 @@
 
 namespace minirun::runtime {
 
+namespace mount {
+struct BindSources; // mount/mount.hpp
+} // namespace mount
+
 struct ProcessPlan {
     spec::Process process; // the init: the plan's; exec: the options over the saved config
     int preserve_fds = 0;  // fds 3 .. 3+N-1 the process inherits
@@ -77,8 +81,8 @@ struct InitPlan {
     // (a startContainer hook, the execve) can only go to the log.
     bool parent_waits_for_exec = false;
     // The bind mounts' sources, opened by the parent (mount.hpp, open_bind_sources): the
-    // init mounts and closes them.
-    std::vector<UniqueFd>* bind_sources = nullptr;
+    // init mounts and closes them, and asks for the ones the parent closed again.
+    mount::BindSources* bind_sources = nullptr;
     // The "cgroup" mount entry's binds, worked out by create once the cgroups exist
     // (mount::planned_cgroup_binds); empty: the init finds them itself.
     std::vector<CgroupBind> cgroup_binds;

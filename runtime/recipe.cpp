@@ -188,8 +188,9 @@ Status set_sysctls(InitSetup& s) {
 }
 
 Status prepare_rootfs(InitSetup& s) {
-    MR_ASSIGN(s.root, mount::prepare_rootfs(s.container, *s.init.bind_sources, s.sys,
-                                            s.init.cgroup_binds, mount::late_sources_from(s.sync)));
+    MR_ASSIGN(s.root, mount::prepare_rootfs(
+                          s.container, s.init.bind_sources->fds, s.sys, s.init.cgroup_binds,
+                          mount::late_sources_from(s.sync, *s.init.bind_sources)));
     return {};
 }
 

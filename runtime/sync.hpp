@@ -11,8 +11,9 @@
 //   [new user ns] writes gid_map, uid_map
 //   kParentReady{host pid} ────────────────►  (waits for it if plan.wait_for_parent)
 //                                             mounts, devices (environment exists)
-//   ◄─────────────────────── kMountSource{i}  a bind source inside the rootfs, opened now
-//   kMountSource{fd} ──────────────────────►  (mount/mount_sources.cpp; not rootless)
+//   ◄─────────────────────── kMountSource{i}  a bind source inside the rootfs, opened now,
+//   kMountSource{fd} ──────────────────────►  or one past the fds held ahead (mount.hpp:
+//                                             BindSources; mount/mount_sources.cpp)
 //   ◄─────────────────────────── kRunHooks    (if prestart/createRuntime hooks exist)
 //   runs prestart, createRuntime
 //   kHooksDone ────────────────────────────►  createContainer hooks, pivot_root, ...

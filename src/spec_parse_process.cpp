@@ -7,6 +7,7 @@
 #include "spec_sections.hpp"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,7 +31,27 @@ Status parse_user(const Node& node, User& user) {
             return umask->error(cat("must be at most 0777 (511), got ", *user.umask));
         }
     }
-    return field(node, "additionalGids", user.additional_gids);
+    MR_TRY(field(node, "additionalGids", user.additional_gids));
+    // (uid_t)-1 is no id: setresuid(2) would leave the process root (units::kNoId). runc
+    // fails on it later, at setuid (EINVAL); refused here, with the field's path.
+    auto no_id = [&](std::string_view key, uint32_t id, std::optional<size_t> index = {}) {
+        const std::string path =
+            index ? cat(node.child_path(key), "[", *index, "]") : node.child_path(key);
+        return Error(EINVAL, cat(path, ": ", id, " is (uid_t)-1, not an id (at most ",
+                                 units::kNoId - 1, ")"));
+    };
+    if (user.uid == units::kNoId) {
+        return no_id("uid", user.uid);
+    }
+    if (user.gid == units::kNoId) {
+        return no_id("gid", user.gid);
+    }
+    for (size_t i = 0; i < user.additional_gids.size(); ++i) {
+        if (user.additional_gids[i] == units::kNoId) {
+            return no_id("additionalGids", user.additional_gids[i], i);
+        }
+    }
+    return {};
 }
 
 Status parse_console_size(const Node& node, ConsoleSize& size) {

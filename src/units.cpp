@@ -177,4 +177,39 @@ Result<std::vector<uint32_t>> parse_cpu_list(std::string_view text) {
     return parse_number_list(text, {"cpu", kMaxCpu});
 }
 
+namespace {
+
+Result<uint32_t> parse_user_id(std::string_view text, std::string_view noun,
+                               std::string_view whole) {
+    auto bad = [&](std::string_view why) {
+        return Error(EINVAL, cat("--user ", quoted(whole), ": ", why,
+                                 " (expected <uid>[:<gid>], decimal numbers)"));
+    };
+    if (text.empty()) {
+        return bad(cat("the ", noun, " is empty"));
+    }
+    if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return bad(
+            cat("the ", noun, " ", quoted(text), " is not a number; names are not looked up"));
+    }
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value >= kNoId) {
+        return bad(cat("the ", noun, " ", text, " is out of range: at most ", kNoId - 1));
+    }
+    return static_cast<uint32_t>(value);
+}
+
+} // namespace
+
+Result<UserIds> parse_user_ids(std::string_view text) {
+    UserIds ids;
+    size_t colon = text.find(':');
+    MR_ASSIGN(ids.uid, parse_user_id(text.substr(0, colon), "uid", text));
+    if (colon != std::string_view::npos) {
+        MR_ASSIGN(ids.gid, parse_user_id(text.substr(colon + 1), "gid", text));
+    }
+    return ids;
+}
+
 } // namespace minirun::units

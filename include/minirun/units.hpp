@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -33,5 +34,22 @@ Result<std::vector<uint32_t>> parse_number_list(std::string_view text, const Num
 // NR_CPUS limit).
 inline constexpr uint32_t kMaxCpu = 8191;
 Result<std::vector<uint32_t>> parse_cpu_list(std::string_view text);
+
+// The one uid_t/gid_t value that is no id: (uid_t)-1 tells setresuid(2) and setresgid(2)
+// to leave that id unchanged, so a process given it would stay root (crun CVE-2026-30892's
+// class). Refused wherever an id is read (exec --user, -g, process.user).
+inline constexpr uint32_t kNoId = 4294967295U;
+
+// `exec --user`'s value, as runc 1.3's exec.go reads it: "<uid>[:<gid>]", decimal numbers
+// only. runc does not look names up, and neither does this: a name would be resolved in
+// the container's /etc/passwd, which the container's own processes may have rewritten.
+// Each id is 0 to 4294967294 (kNoId is refused); "" (an unset shell variable), ":", a
+// sign, a name, anything else is refused with one line. Without ":<gid>", `gid` is empty:
+// the process keeps its own gid, as with runc.
+struct UserIds {
+    uint32_t uid = 0;
+    std::optional<uint32_t> gid;
+};
+Result<UserIds> parse_user_ids(std::string_view text);
 
 } // namespace minirun::units

@@ -100,8 +100,11 @@ bool has_mounts_inside(const Plan& plan, size_t index) {
 
 } // namespace
 
-Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys) {
-    std::vector<UniqueFd> sources(plan.mounts.size());
+Result<BindSources> open_bind_sources(const Plan& plan, Syscalls& sys, size_t held_ahead) {
+    BindSources sources;
+    sources.fds.resize(plan.mounts.size());
+    sources.reopened.resize(plan.mounts.size(), false);
+    size_t held = 0;
     // open_tree(OPEN_TREE_CLONE) needs CAP_SYS_ADMIN over the caller's mount namespace. A
     // rootless caller may lack it (an unprivileged user; root of a user namespace that does
     // not own its mount namespace) and then leaves the sources to the init, which has it
@@ -131,9 +134,28 @@ Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys)
                 fd.error().errno_value(),
                 cat("mounts[", i, "] on ", step.destination, ": source ", quoted(step.source)));
         }
-        sources[i].reset(*fd);
+        UniqueFd source(*fd);
+        if (held == held_ahead) {
+            sources.reopened[i] = true; // checked; closed now, opened again at its turn
+            continue;
+        }
+        sources.fds[i] = std::move(source);
+        ++held;
     }
     return sources;
+}
+
+Result<UniqueFd> reopen_bind_source(const Plan& plan, size_t index, Syscalls& sys) {
+    const MountStep& step = plan.mounts.at(index);
+    auto fd = sys.open_tree_clone(step.source, step.options.recursive);
+    if (!fd) { // in the words of open_bind_sources
+        return Error::from_errno(
+            fd.error().errno_value(),
+            cat("mounts[", index, "] on ", step.destination, ": source ", quoted(step.source)));
+    }
+    UniqueFd source(*fd);
+    MR_TRY(idmap_source(plan, index, source.get(), sys)); // its errors name the entry
+    return source;
 }
 
 namespace {
@@ -168,6 +190,9 @@ Status mount_entries_and_devices(const Plan& plan, int root_fd, std::vector<Uniq
         if (!source && step.options.bind && !step.is_cgroup) {
             // Opened late (mount_sources.cpp), now that the entries before it are mounted.
             auto late = late_source ? late_source(i) : open_late_here(plan, i, root_fd, sys);
+            if (late && !*late) { // the parent left it to us (rootless)
+                late = open_late_here(plan, i, root_fd, sys);
+            }
             if (!late) {
                 return late.error().wrap(context);
             }

@@ -50,7 +50,24 @@ namespace minirun::runtime::mount {
 // The host's root opens them, so that a source the container's user namespace could not
 // reach (a directory of mode 0700, say) still works, and so that the init never looks a
 // host path up after its user namespace exists.
-Result<std::vector<UniqueFd>> open_bind_sources(const Plan& plan, Syscalls& sys);
+// At most kSourcesHeldAhead of them stay open: every source is opened here (so that a bad
+// one fails the create before anything exists), but those past the first
+// kSourcesHeldAhead are closed again at once (`reopened`) and the parent opens each anew,
+// in its own mount namespace, when the init reaches its entry and asks (send_late_source),
+// sends it and closes its copy. The fds held, here and in the init, never grow with the
+// number of mounts: a config with thousands of binds works under `ulimit -n 1024` (runc
+// 1.4.2 fixed the same "too many open files"). A normal config (a few binds) keeps all of
+// them here and pays no round trip.
+inline constexpr size_t kSourcesHeldAhead = 16;
+struct BindSources {
+    std::vector<UniqueFd> fds;  // per mounts[] entry; invalid: not a bind, late, or reopened
+    std::vector<bool> reopened; // per entry: closed here, the parent opens it again on request
+};
+Result<BindSources> open_bind_sources(const Plan& plan, Syscalls& sys,
+                                      size_t held_ahead = kSourcesHeldAhead);
+// The parent's second opening of a `reopened` source: the same open_tree(OPEN_TREE_CLONE)
+// in its own mount namespace, idmapped where the entry asks; errors name the entry.
+Result<UniqueFd> reopen_bind_source(const Plan& plan, size_t index, Syscalls& sys);
 
 // The idmapped ones among them (MountStep::idmap), mapped by the parent before clone()
 // (mount_idmap.cpp): mount_setattr(MOUNT_ATTR_IDMAP) needs CAP_SYS_ADMIN where the
@@ -73,11 +90,13 @@ Result<UniqueFd> open_source_now(const Plan& plan, size_t index, int root_fd, Sy
 // The parent's: a child of it joins the mount namespace of `init`, opens the source there
 // (open_source_now) and idmaps it where the entry asks; the copy comes back over a socket.
 Result<UniqueFd> open_source_in(pid_t init, const Plan& plan, size_t index, Syscalls& sys);
-// Answers the init's kMountSource `request` (the entry's index) with open_source_in().
-Status send_late_source(const Plan& plan, pid_t init, std::string_view request, ParentEnd& sync,
-                        Syscalls& sys);
-// The init's LateSource: asks the parent over `sync`; empty when rootless.
-LateSource late_sources_from(InitEnd& sync);
+// Answers the init's kMountSource `request` (the entry's index): reopen_bind_source() for
+// an entry open_bind_sources() `reopened`, open_source_in() for the others.
+Status send_late_source(const Plan& plan, const BindSources& sources, pid_t init,
+                        std::string_view request, ParentEnd& sync, Syscalls& sys);
+// The init's LateSource: asks the parent over `sync`. Rootless only for the `reopened`
+// entries; for the others it returns an invalid fd: the init opens them itself.
+LateSource late_sources_from(InitEnd& sync, const BindSources& sources);
 
 // Steps 1-5: returns an O_PATH fd of the prepared rootfs. `bind_sources` are
 // open_bind_sources()'s, each used up (and closed) by its entry, and `late_source` opens

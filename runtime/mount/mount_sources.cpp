@@ -25,6 +25,7 @@
 #include <charconv>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace minirun::runtime::mount {
 namespace {
@@ -118,8 +119,9 @@ Result<UniqueFd> open_source_in(pid_t init, const Plan& plan, size_t index, Sysc
     return std::move(event.fd);
 }
 
-Status send_late_source(const Plan& plan, pid_t init, std::string_view request, ParentEnd& sync,
-                        Syscalls& sys) {
+Status send_late_source(const Plan& plan, const BindSources& sources, pid_t init,
+                        std::string_view request, ParentEnd& sync, Syscalls& sys) {
+    const std::vector<bool>& reopened = sources.reopened;
     size_t index = 0;
     auto parsed = std::from_chars(request.data(), request.data() + request.size(), index);
     if (parsed.ec != std::errc() || index >= plan.mounts.size() ||
@@ -127,6 +129,13 @@ Status send_late_source(const Plan& plan, pid_t init, std::string_view request, 
         return Error(EPROTO, cat("the init asked for mount source ", quoted(request)));
     }
     const MountStep& step = plan.mounts[index];
+    // A host source the parent opened before clone() and closed again (the fd budget,
+    // open_bind_sources): opened again here, in the host's mount namespace, as then.
+    // Either way, the parent's copy is closed on return: the init's is the only one left.
+    if (index < reopened.size() && reopened[index]) {
+        MR_ASSIGN(UniqueFd again, reopen_bind_source(plan, index, sys));
+        return sync.send(ToInit::kMountSource, "", again.get());
+    }
     auto opened = open_source_in(init, plan, index, sys);
     if (!opened) {
         return opened.error().wrap(cat("mounts[", index, "] on ", step.destination));
@@ -134,11 +143,13 @@ Status send_late_source(const Plan& plan, pid_t init, std::string_view request, 
     return sync.send(ToInit::kMountSource, "", opened->get());
 }
 
-LateSource late_sources_from(InitEnd& sync) {
-    if (rootless::active()) {
-        return {}; // the init opens them itself
-    }
-    return [&sync](size_t index) -> Result<UniqueFd> {
+LateSource late_sources_from(InitEnd& sync, const BindSources& sources) {
+    const std::vector<bool>& reopened = sources.reopened;
+    const bool rootless = rootless::active();
+    return [&sync, &reopened, rootless](size_t index) -> Result<UniqueFd> {
+        if (rootless && (index >= reopened.size() || !reopened[index])) {
+            return UniqueFd(); // the init opens it itself: the parent could not join it
+        }
         MR_TRY(sync.send(ToParent::kMountSource, std::to_string(index)));
         MR_ASSIGN(auto event, sync.expect(ToInit::kMountSource));
         if (!event.fd) {

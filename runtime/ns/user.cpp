@@ -5,6 +5,7 @@
 
 #include "minirun/file.hpp"
 #include "minirun/rootless.hpp"
+#include "minirun/units.hpp"
 #include "state.hpp"
 
 #include <fcntl.h>
@@ -209,6 +210,11 @@ Status apply_process_identity(const spec::User& user, Syscalls& sys) {
     if (explain::enabled()) {
         explain::step(cat("setgroups(", groups.size(), " groups), setresgid(", user.gid,
                           "), setresuid(", user.uid, ")"));
+    }
+    // (uid_t)-1 would leave the ids unchanged (root): never passed on, whatever path the
+    // value came by (the config and exec's parsers refuse it already).
+    if (user.uid == units::kNoId || user.gid == units::kNoId) {
+        return Error(EINVAL, "process.user: (uid_t)-1 is not an id");
     }
     MR_TRY_WRAP(sys.setresgid(user.gid), "process.user.gid");
     MR_TRY_WRAP(sys.setresuid(user.uid), "process.user.uid");

@@ -76,7 +76,7 @@ inline Result<UniqueFd> prepare(const Plan& plan, FakeSyscalls& sys,
     if (!sources) {
         return sources.error();
     }
-    return mount::prepare_rootfs(plan, *sources, sys, cgroup_binds);
+    return mount::prepare_rootfs(plan, sources->fds, sys, cgroup_binds);
 }
 
 // Sets what rootless::active() answers for one test, and puts detection back afterwards.

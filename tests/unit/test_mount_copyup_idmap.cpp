@@ -38,7 +38,7 @@ TEST_CASE("rootfs: an idmapped bind with mappings of its own gets a user namespa
                                {{{"containerID", 0}, {"hostID", 200000}, {"size", 10}}});
     auto sources = mount::open_bind_sources(plan, f.sys);
     REQUIRE(sources.ok());
-    auto mapped = mount::idmap_bind_sources(plan, *sources, f.sys);
+    auto mapped = mount::idmap_bind_sources(plan, sources->fds, f.sys);
     REQUIRE(mapped.ok());
     // The holder's pid is in the map writes' paths: compare from the clone on.
     auto clone = std::find(f.sys.calls.begin(), f.sys.calls.end(), "clone_userns_holder");
@@ -61,14 +61,14 @@ TEST_CASE("rootfs: an idmap namespace that cannot be made is named in the error"
     REQUIRE(sources.ok());
     SECTION("the clone") {
         f.sys.fail("clone_userns_holder", EAGAIN);
-        auto mapped = mount::idmap_bind_sources(plan, *sources, f.sys);
+        auto mapped = mount::idmap_bind_sources(plan, sources->fds, f.sys);
         REQUIRE_FALSE(mapped.ok());
         CHECK(mapped.error().errno_value() == EAGAIN);
         CHECK_THAT(mapped.error().message(), Catch::StartsWith("mounts[0] on /data: "));
     }
     SECTION("the uid map") {
         f.sys.fail("write_proc", EPERM);
-        auto mapped = mount::idmap_bind_sources(plan, *sources, f.sys);
+        auto mapped = mount::idmap_bind_sources(plan, sources->fds, f.sys);
         REQUIRE_FALSE(mapped.ok());
         CHECK(mapped.error().errno_value() == EPERM);
         CHECK_THAT(mapped.error().message(),

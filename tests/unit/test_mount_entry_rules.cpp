@@ -4,6 +4,8 @@
 #include "mount_setup_fixture.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <fstream>
 
 #include <fcntl.h>
@@ -165,8 +167,8 @@ TEST_CASE("late sources: a source in the rootfs is opened after the mounts befor
 
     auto sources = mount::open_bind_sources(plan, f.sys);
     REQUIRE(sources.ok());
-    CHECK((*sources)[0]);
-    CHECK_FALSE((*sources)[1]); // left for later
+    CHECK(sources->fds[0]);
+    CHECK_FALSE(sources->fds[1]); // left for later
     std::vector<size_t> asked;
     UniqueFd root(::open(f.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     mount::LateSource late = [&](size_t index) -> Result<UniqueFd> {
@@ -175,11 +177,57 @@ TEST_CASE("late sources: a source in the rootfs is opened after the mounts befor
         CHECK(f.sys.mounts.size() >= 3);
         return mount::open_source_now(plan, index, root.get(), f.sys);
     };
-    REQUIRE(mount::prepare_rootfs(plan, *sources, f.sys, {}, late).ok());
-    CHECK(asked == std::vector<size_t>{1});
+    SECTION("the parent opens it") {
+        REQUIRE(mount::prepare_rootfs(plan, sources->fds, f.sys, {}, late).ok());
+        CHECK(asked == std::vector<size_t>{1});
+    }
+    SECTION("rootless: the parent leaves it to the init (an invalid fd), which opens it") {
+        mount::LateSource left = [&](size_t index) -> Result<UniqueFd> {
+            asked.push_back(index);
+            return UniqueFd();
+        };
+        REQUIRE(mount::prepare_rootfs(plan, sources->fds, f.sys, {}, left).ok());
+        CHECK(asked == std::vector<size_t>{1});
+    }
     const MountCall* final_bind = mount_at(f.sys, f.rootfs + "/final");
     REQUIRE(final_bind != nullptr);
     CHECK(final_bind->source == f.rootfs + "/mnt/x");
+}
+
+// The fd budget (runc 1.4.2): every host source is opened before clone() (a bad one fails
+// then), but only the first `held_ahead` stay open; the others are closed at once and
+// opened again by the parent when the init asks, so the fds held do not grow with mounts[].
+TEST_CASE("bind sources: only a bounded window stays open ahead", "[mount]") {
+    Fixture f;
+    stdfs::create_directories(f.dir.path() + "/data");
+    json mounts = json::array();
+    for (int i = 0; i < 5; ++i) {
+        mounts.push_back(
+            {{"destination", cat("/m", i)}, {"source", "data"}, {"options", {"bind"}}});
+    }
+    mounts.push_back({{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}});
+    Plan plan = f.plan(config_with_mounts(mounts));
+    auto sources = mount::open_bind_sources(plan, f.sys, 2);
+    REQUIRE(sources.ok());
+    for (size_t i = 0; i < 6; ++i) {
+        CAPTURE(i);
+        CHECK(static_cast<bool>(sources->fds[i]) == (i < 2));
+        CHECK(sources->reopened[i] == (i >= 2 && i < 5));
+    }
+    // All five were opened (checked) before clone().
+    CHECK(std::count_if(f.sys.calls.begin(), f.sys.calls.end(), [](const std::string& call) {
+              return call.starts_with("open_tree ");
+          }) == 5);
+    auto again = mount::reopen_bind_source(plan, 3, f.sys);
+    REQUIRE(again.ok());
+    CHECK(*fs::fd_target(again->get()) == f.dir.path() + "/data");
+    // A source gone by its turn fails naming it.
+    stdfs::remove(f.dir.path() + "/data");
+    auto gone = mount::reopen_bind_source(plan, 4, f.sys);
+    REQUIRE_FALSE(gone.ok());
+    CHECK(gone.error().errno_value() == ENOENT);
+    CHECK(gone.error().message().starts_with("mounts[4] on /m4: source \"" + f.dir.path() +
+                                             "/data\""));
 }
 
 // Resolved from the rootfs as "/": a symlink in it cannot lead to the host's files.

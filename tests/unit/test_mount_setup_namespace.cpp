@@ -200,14 +200,14 @@ TEST_CASE("rootfs: an idmapped bind is idmapped by the parent, then moved into p
     Plan plan = f.plan(config);
     auto sources = mount::open_bind_sources(plan, f.sys);
     REQUIRE(sources.ok());
-    REQUIRE(mount::idmap_bind_sources(plan, *sources, f.sys).ok());
+    REQUIRE(mount::idmap_bind_sources(plan, sources->fds, f.sys).ok());
     const std::string source = f.dir.path() + "/data";
     // Only the idmapped entry, recursively for ridmap, on the parent's clone of the source.
     std::vector<std::string> idmapped;
     std::copy_if(f.sys.calls.begin(), f.sys.calls.end(), std::back_inserter(idmapped),
                  [](const std::string& call) { return call.starts_with("mount_setattr_idmap"); });
     CHECK(idmapped == std::vector<std::string>{"mount_setattr_idmap " + source + " recursive"});
-    REQUIRE(mount::prepare_rootfs(plan, *sources, f.sys).ok());
+    REQUIRE(mount::prepare_rootfs(plan, sources->fds, f.sys).ok());
     CHECK(std::find(f.sys.calls.begin(), f.sys.calls.end(),
                     "move_mount " + source + " " + f.rootfs + "/data") != f.sys.calls.end());
 }
@@ -222,7 +222,7 @@ TEST_CASE("rootfs: a source the kernel cannot idmap is named in the error", "[mo
     auto sources = mount::open_bind_sources(plan, f.sys);
     REQUIRE(sources.ok());
     f.sys.fail("mount_setattr_idmap", EINVAL);
-    auto mapped = mount::idmap_bind_sources(plan, *sources, f.sys);
+    auto mapped = mount::idmap_bind_sources(plan, sources->fds, f.sys);
     REQUIRE_FALSE(mapped.ok());
     CHECK(mapped.error().message() ==
           "mounts[0] on /data: cannot idmap \"" + f.dir.path() +

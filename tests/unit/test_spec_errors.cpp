@@ -70,6 +70,13 @@ const std::vector<ErrorCase> error_cases = {
     {{{"/process/user/umask", "1024"}}, "process.user.umask: must be at most 0777 (511), got 1024"},
     {{{"/process/user/additionalGids/1", "-5"}},
      "process.user.additionalGids[1]: expected an unsigned 32-bit integer, got -5"},
+    // (uid_t)-1: setresuid(2) would keep root (crun CVE-2026-30892's class).
+    {{{"/process/user/uid", "4294967295"}},
+     "process.user.uid: 4294967295 is (uid_t)-1, not an id (at most 4294967294)"},
+    {{{"/process/user/gid", "4294967295"}},
+     "process.user.gid: 4294967295 is (uid_t)-1, not an id (at most 4294967294)"},
+    {{{"/process/user/additionalGids/1", "4294967295"}},
+     "process.user.additionalGids[1]: 4294967295 is (uid_t)-1, not an id (at most 4294967294)"},
     {{{"/process/capabilities", "[]"}}, "process.capabilities: expected an object, got array"},
     {{{"/process/capabilities/effective", R"("CAP_KILL")"}},
      "process.capabilities.effective: expected an array, got string"},
