@@ -101,7 +101,7 @@ Status set_memory_policy(Setup& s) {
 }
 
 Status set_oom_score(InitSetup& s) {
-    return limits::set_oom_score_adj(s.process.oom_score_adj, s.sys);
+    return limits::set_oom_score_adj(s.process.oom_score_adj, s.plan.procfs, s.sys);
 }
 
 Status set_scheduler(Setup& s) {
@@ -162,7 +162,7 @@ Status enter_time_namespace(InitSetup& s) {
     if (!s.container.new_time_namespace) {
         return {};
     }
-    return time_ns::enter_new_time_namespace(s.container, s.sys);
+    return time_ns::enter_new_time_namespace(s.container, s.plan.procfs, s.sys);
 }
 
 Status new_session(Setup& s) {
@@ -184,7 +184,7 @@ Status set_hostname(InitSetup& s) {
 }
 
 Status set_sysctls(InitSetup& s) {
-    return limits::apply_sysctls(s.container.sysctls, s.sys);
+    return limits::apply_sysctls(s.container.sysctls, s.plan.procfs, s.sys);
 }
 
 Status prepare_rootfs(InitSetup& s) {
@@ -265,7 +265,8 @@ Status find_home(Setup& s) {
 }
 
 Status drop_privileges(Setup& s) {
-    return security::drop_privileges(s.plan.security, s.process.user, s.sys, listener_state(s));
+    return security::drop_privileges(s.plan.security, s.process.user, s.sys, listener_state(s),
+                                     s.plan.procfs);
 }
 
 Status drop_init_privileges(InitSetup& s) {
@@ -464,8 +465,8 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
     init_only<set_hostname>("hostname", "in the container's UTS namespace, now ours"),
     init_only<set_sysctls>(
         "sysctls",
-        "they belong to the writer's namespaces, now the container's; the host's /proc is still "
-        "mounted here and is a procfs we can trust"),
+        "they belong to the writer's namespaces, now the container's; written through the "
+        "runtime's procfs handle, which no mount can cover (CVE-2025-52881)"),
     init_only<prepare_rootfs>(
         "prepare the rootfs",
         "rootfs, mounts[], devices while the host's paths (bind sources, /dev nodes) are visible"),
@@ -502,7 +503,8 @@ constexpr std::array<ProcessStep, 45> kRecipe = {{
           "LSM labels, seccomp (when no_new_privs is off: it needs CAP_SYS_ADMIN then), bounding "
           "set, keep-caps, groups/gid/uid, capset and ambient, no_new_privs: in that order "
           "(security.cpp); nothing above would be allowed after it. Under an early filter every "
-          "call from here on is one a 2014 profile allows, or falls back (issue 38)",
+          "call from here on is one a 2014 profile allows, or falls back (issue 38). The labels "
+          "go through the procfs handle, closed right after (CVE-2025-52881)",
           drop_init_privileges, drop_privileges),
     both<set_umask>("umask", "process.user.umask, now that mini-run creates nothing more"),
     both<enter_cwd_as_user>("cwd as the user", "if root was refused it"),

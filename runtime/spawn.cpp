@@ -25,6 +25,17 @@ Status check_terminal_options(bool terminal, const std::string& console_socket, 
     return {};
 }
 
+Result<procfs::Handle> open_procfs_handle() {
+    MR_ASSIGN(procfs::Handle handle, procfs::Handle::open());
+    std::string text = cat("procfs: writes under /proc go through ", handle.description());
+    if (explain::enabled()) {
+        explain::step(text);
+    } else {
+        log::debug(text);
+    }
+    return handle;
+}
+
 Result<UniqueFd> protect_runtime_binary(std::string ruled_out, std::string_view gate_text,
                                         char** reexec_argv, const sigset_t* reexec_mask) {
     exec_gate::Protection protection;

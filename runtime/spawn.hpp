@@ -6,6 +6,7 @@
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 #include "process/child.hpp"
+#include "procfs.hpp"
 #include "sync.hpp"
 
 #include <csignal>
@@ -28,6 +29,11 @@ Status check_terminal_options(bool terminal, const std::string& console_socket, 
 // under --explain as a step, otherwise under --debug.
 Result<UniqueFd> protect_runtime_binary(std::string ruled_out, std::string_view gate_text,
                                         char** reexec_argv, const sigset_t* reexec_mask);
+
+// The procfs handle a container process writes under /proc through (procfs.hpp), opened by
+// the runtime before the clone and before any namespace is entered. Which of the three
+// kinds it is, and why not a better one, is said under --debug (and --explain).
+Result<procfs::Handle> open_procfs_handle();
 
 // Under --debug, the cpu affinity a cloned process is born with (mini-run's own, or
 // execCPUAffinity.initial), as runc's nsexec logs it: "nsexec: affinity: 0x3".

@@ -87,9 +87,9 @@ Status bind_console(const Pty& pty, Syscalls& sys) {
     if (!console) {
         return Error::from_errno("/dev/console");
     }
-    return checked(
-        sys.mount(fs::fd_path(pty.slave.get()), fs::fd_path(console.get()), "", MS_BIND, ""),
-        "bind the pty on /dev/console");
+    // By fds (Syscalls::mount_on): not through the container's /proc/self/fd.
+    return checked(sys.mount_on(fs::fd_path(pty.slave.get()), console.get(), "", MS_BIND, ""),
+                   "bind the pty on /dev/console");
 }
 
 Status send_to_socket(const std::string& path, int fd, std::string_view name,
