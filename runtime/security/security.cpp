@@ -44,7 +44,9 @@ Status apply_lsm_labels(const ProcessSecurity& security, const procfs::Handle* p
             // Kernels before 5.8 have only the shared attribute file.
             written = sys.write_proc(*proc, "thread-self/attr/exec", request);
         }
-        MR_TRY_WRAP(written, "process.apparmorProfile");
+        if (!written) {
+            return written.error().wrap("process.apparmorProfile");
+        }
     }
     if (!security.selinux_label.empty()) {
         MR_TRY_WRAP(sys.write_proc(*proc, "thread-self/attr/exec", security.selinux_label),

@@ -30,10 +30,9 @@ std::vector<std::string> under_redirected_domainname(const std::vector<std::stri
     if (new_uts) {
         full.emplace_back("-u");
     }
-    full.insert(full.end(), {"--propagation", "private", "/bin/sh", "-c",
-                             "mount --bind /proc/sys/kernel/hostname /proc/sys/kernel/domainname "
-                             "&& exec \"$@\"",
-                             "sh"});
+    const std::string script =
+        "mount --bind /proc/sys/kernel/hostname /proc/sys/kernel/domainname && exec \"$@\"";
+    full.insert(full.end(), {"--propagation", "private", "/bin/sh", "-c", script, "sh"});
     full.insert(full.end(), argv.begin(), argv.end());
     return full;
 }
