@@ -155,7 +155,7 @@ Status mark_joined_pid_namespace(Run& r) {
 
 Status prepare_security(Run& r) {
     MR_ASSIGN(r.security, runtime::security::prepare(r.created.plan.process, r.created.spec.linux));
-    MR_ASSIGN(r.procfs, runtime::open_procfs_handle()); // spawn.hpp, CVE-2025-52881
+    MR_ASSIGN(r.procfs, runtime::open_procfs_handle(runtime::needs_procfs_handle(r.created.plan)));
     return {};
 }
 
@@ -488,8 +488,8 @@ constexpr std::array<runtime::Step<Run>, 31> kCreateRecipe = {{
      kParent, mark_joined_pid_namespace},
     {"prepare security",
      "capabilities resolved, the seccomp filter compiled, LSM settings checked: errors now, "
-     "not in the init; the procfs handle every write under /proc goes through, before any "
-     "namespace or mount of the container's (CVE-2025-52881)",
+     "not in the init; the procfs handle the writes under /proc go through, if any, before "
+     "any namespace or mount of the container's (CVE-2025-52881)",
      kParent, prepare_security},
     {"open bind sources",
      "opened as the host's root, on the host's side (one inside the rootfs at its mount, after "

@@ -222,9 +222,8 @@ Status prepare_security(Run& r) {
     // An exec'd process writes under /proc only its LSM labels, after joining the
     // container's mount namespace, whose /proc the container may have shaped
     // (CVE-2025-52881): through a handle made here, before any namespace is entered.
-    if (!r.security.apparmor_profile.empty() || !r.security.selinux_label.empty()) {
-        MR_ASSIGN(r.procfs, runtime::open_procfs_handle()); // spawn.cpp
-    }
+    MR_ASSIGN(r.procfs, runtime::open_procfs_handle(!r.security.apparmor_profile.empty() ||
+                                                    !r.security.selinux_label.empty()));
     return {};
 }
 
