@@ -34,9 +34,7 @@ Status apply_lsm_labels(const ProcessSecurity& security, const procfs::Handle* p
     if (security.apparmor_profile.empty() && security.selinux_label.empty()) {
         return {};
     }
-    if (proc == nullptr) {
-        return Error(EBADF, "LSM labels: no procfs handle to write them through");
-    }
+    MR_TRY_WRAP(procfs::Handle::usable(proc), "LSM labels");
     if (!security.apparmor_profile.empty()) {
         std::string request = "exec " + security.apparmor_profile;
         auto written = sys.write_proc(*proc, "thread-self/attr/apparmor/exec", request);
