@@ -29,8 +29,6 @@
 
 #include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -48,8 +46,6 @@ using runtime::ToParent;
 using SyncEvent = runtime::SyncEvent<ToParent>;
 using runtime::Created;
 using runtime::CreateMode;
-using runtime::PendingCgroup;
-using runtime::PendingState;
 
 // With the exec gate the init execs it right after kCreated, closing its (close-on-exec)
 // end of the socket: end of stream says pid 1 is the sealed gate. Only then may the lock go,
@@ -86,6 +82,7 @@ struct CreateRun {
     Created created;
     std::string config_text;
     UniqueFd exec_gate;
+    procfs::Handle procfs; // every write under /proc goes through it (procfs.hpp)
     std::vector<runtime::OpenNamespace> namespaces;
     runtime::security::ProcessSecurity security;
     runtime::mount::BindSources bind_sources;
@@ -158,6 +155,7 @@ Status mark_joined_pid_namespace(Run& r) {
 
 Status prepare_security(Run& r) {
     MR_ASSIGN(r.security, runtime::security::prepare(r.created.plan.process, r.created.spec.linux));
+    MR_ASSIGN(r.procfs, runtime::open_procfs_handle(runtime::needs_procfs_handle(r.created.plan)));
     return {};
 }
 
@@ -292,8 +290,9 @@ Status plan_the_init(Run& r) {
     process.exec_gate = r.exec_gate.get();
     process.relayed_terminal = r.mode.relay_terminal;
     process.oci_version = r.created.plan.oci_version;
-    process.keep_fds = {r.init_end.fd(), r.fifo.get(), log::file_descriptor(), r.exec_gate.get(),
-                        explain::stepping_fd()};
+    process.procfs = &r.procfs;
+    process.keep_fds = {r.init_end.fd(),   r.fifo.get(),           log::file_descriptor(),
+                        r.exec_gate.get(), explain::stepping_fd(), r.procfs.fd()};
     for (const runtime::NamespaceEntry& join : process.joins) {
         process.keep_fds.push_back(join.fd);
     }
@@ -346,8 +345,8 @@ Status write_id_maps(Run& r) {
     if (!r.created.plan.creates(spec::NamespaceType::user)) {
         return {};
     }
-    if (auto mapped =
-            runtime::user::write_id_maps(r.init.get(), r.created.plan, r.created.spec.linux);
+    if (auto mapped = runtime::user::write_id_maps(r.init.get(), r.created.plan,
+                                                   r.created.spec.linux, r.procfs);
         !mapped) {
         return runtime::child_error_or(r.created.sync, mapped.error());
     }
@@ -489,7 +488,8 @@ constexpr std::array<runtime::Step<Run>, 31> kCreateRecipe = {{
      kParent, mark_joined_pid_namespace},
     {"prepare security",
      "capabilities resolved, the seccomp filter compiled, LSM settings checked: errors now, "
-     "not in the init",
+     "not in the init; the procfs handle the writes under /proc go through, if any, before "
+     "any namespace or mount of the container's (CVE-2025-52881)",
      kParent, prepare_security},
     {"open bind sources",
      "opened as the host's root, on the host's side (one inside the rootfs at its mount, after "

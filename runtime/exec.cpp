@@ -136,6 +136,7 @@ struct ExecRun {
     runtime::cgroup::Cgroup cgroup;
     UniqueFd exec_gate;
     runtime::security::ProcessSecurity security;
+    procfs::Handle procfs; // only for an LSM label, the one write under /proc of an exec
     std::vector<runtime::NamespaceEntry> joins;
     std::vector<UniqueFd> join_fds;
     UniqueFd pid_ns;
@@ -218,6 +219,11 @@ Status protect_binary(Run& r) {
 
 Status prepare_security(Run& r) {
     MR_ASSIGN(r.security, runtime::security::prepare(r.process, r.spec.linux));
+    // An exec'd process writes under /proc only its LSM labels, after joining the
+    // container's mount namespace, whose /proc the container may have shaped
+    // (CVE-2025-52881): through a handle made here, before any namespace is entered.
+    MR_ASSIGN(r.procfs, runtime::open_procfs_handle(!r.security.apparmor_profile.empty() ||
+                                                    !r.security.selinux_label.empty()));
     return {};
 }
 
@@ -289,7 +295,9 @@ Status plan_the_process(Run& r) {
     plan.exec_root = r.root.get();
     plan.oci_version = r.spec.oci_version;
     plan.container_pid = r.init;
-    plan.keep_fds = {r.child_end.fd(), log::file_descriptor(), r.root.get(), r.exec_gate.get()};
+    plan.procfs = &r.procfs;
+    plan.keep_fds = {r.child_end.fd(), log::file_descriptor(), r.root.get(), r.exec_gate.get(),
+                     r.procfs.fd()};
     for (const runtime::NamespaceEntry& join : plan.joins) {
         plan.keep_fds.push_back(join.fd);
     }
@@ -378,7 +386,8 @@ constexpr std::array<runtime::Step<Run>, 14> kExecRecipe = {{
      kExec, protect_binary},
     {"prepare security",
      "capabilities resolved, the seccomp filter compiled, LSM settings checked: errors now, "
-     "not in the process",
+     "not in the process; for an LSM label, the procfs handle it is written through, before "
+     "any namespace is entered (CVE-2025-52881)",
      kExec, prepare_security},
     {"open the container's namespaces",
      "by the init's pid, then checked to still be the init's; rootless, the user namespace "

@@ -14,6 +14,7 @@
 #include "minirun/spec.hpp"
 #include "ns/namespaces.hpp"
 #include "plan.hpp"
+#include "procfs.hpp"
 #include "security/security.hpp"
 #include "state.hpp"
 
@@ -39,6 +40,12 @@ struct ProcessPlan {
     // The container's cgroup files the process writes itself into first (nullptr: none of
     // its own); held by the runtime, used up by the child.
     cgroup::SelfJoin* cgroup_join = nullptr;
+    // The procfs every write under /proc goes through (procfs.hpp): opened by the runtime
+    // before the clone, in its own namespaces and before any mount of the container's;
+    // held by the runtime, kept by the fd closing, closed by the process after its last
+    // write (the LSM labels, in the privilege drop), long before anything of the
+    // container's runs.
+    procfs::Handle* procfs = nullptr;
     // mini-run's own fds the fd closing keeps: the sync socket, the log, the gate, ...
     std::vector<int> keep_fds;
     sigset_t signal_mask{}; // the mask the process starts with

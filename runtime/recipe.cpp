@@ -1,10 +1,9 @@
 // The recipe of a container's processes: every step between clone() and execve(), in order.
 //
-// One table, process_recipe() below, is the order; the init takes the steps marked
-// `init`, a process `exec` starts those marked `process` (runner.hpp). The order is the
-// point of this file: each step says why it sits where it does, and the step functions
-// above the table are one or two calls each into the file that knows the subject. What a
-// process does was decided before its clone (process_plan.hpp): the steps read their plan.
+// One table, process_recipe() below, is the order; the init takes the steps marked `init`, a
+// process `exec` starts those marked `process` (runner.hpp). The order is the point of this
+// file: each step says why it sits where it does, and the step functions above the table are
+// one or two calls each into the file that knows the subject, reading the process's plan.
 #include "recipe.hpp"
 
 #include "create.hpp"
@@ -39,9 +38,8 @@ security::ListenerState listener_state(const Setup& s) {
     return {s.listener.get(), s.plan.oci_version, s.container_pid, s.state_json};
 }
 
-// ---- the steps, in the order of the table below. A step both kinds of process take the
-// same way takes a ProcessSetup; one only the init takes, or takes its own way, an
-// InitSetup (the table's both<>, init_only<>, exec_only<> and split()).
+// ---- the steps, in the table's order. One both kinds of process take the same way takes a
+// ProcessSetup, one the init alone takes (or its own way) an InitSetup (both<>, split()...).
 
 Status join_cgroups(Setup& s) {
     if (s.plan.cgroup_join == nullptr) {
@@ -68,10 +66,9 @@ Status set_death_signal(Setup& s) {
     return checked(s.sys.prctl(PR_SET_PDEATHSIG, SIGKILL), "set parent death signal");
 }
 
-// A caller without the host's root writes the maps into /proc/<pid>/ itself, or has
-// newuidmap do it, and a non-dumpable process's /proc/<pid>/ files belong to the host's
-// root: such an init stays dumpable until the maps exist. Until then only its own user may
-// ptrace it, who owns its user namespace and may do so anyway.
+// A caller without the host's root writes the maps (/proc/<pid>/) itself or via newuidmap, and
+// a non-dumpable process's /proc/<pid>/ belongs to the host's root: such an init stays dumpable
+// until the maps exist; until then only its own user, who owns its user namespace, may ptrace.
 bool maps_written_unprivileged(const InitSetup& s) {
     return s.container.creates(NamespaceType::user) && ::geteuid() != 0;
 }
@@ -101,7 +98,7 @@ Status set_memory_policy(Setup& s) {
 }
 
 Status set_oom_score(InitSetup& s) {
-    return limits::set_oom_score_adj(s.process.oom_score_adj, s.sys);
+    return limits::set_oom_score_adj(s.process.oom_score_adj, s.plan.procfs, s.sys);
 }
 
 Status set_scheduler(Setup& s) {
@@ -162,7 +159,7 @@ Status enter_time_namespace(InitSetup& s) {
     if (!s.container.new_time_namespace) {
         return {};
     }
-    return time_ns::enter_new_time_namespace(s.container, s.sys);
+    return time_ns::enter_new_time_namespace(s.container, s.plan.procfs, s.sys);
 }
 
 Status new_session(Setup& s) {
@@ -184,7 +181,7 @@ Status set_hostname(InitSetup& s) {
 }
 
 Status set_sysctls(InitSetup& s) {
-    return limits::apply_sysctls(s.container.sysctls, s.sys);
+    return limits::apply_sysctls(s.container.sysctls, s.plan.procfs, s.sys);
 }
 
 Status prepare_rootfs(InitSetup& s) {
@@ -270,7 +267,8 @@ Status find_home(Setup& s) {
 }
 
 Status drop_privileges(Setup& s) {
-    return security::drop_privileges(s.plan.security, s.process.user, s.sys, listener_state(s));
+    return security::drop_privileges(s.plan.security, s.process.user, s.sys, listener_state(s),
+                                     s.plan.procfs);
 }
 
 Status drop_init_privileges(InitSetup& s) {
@@ -469,8 +467,8 @@ constexpr std::array<ProcessStep, 46> kRecipe = {{
     init_only<set_hostname>("hostname", "in the container's UTS namespace, now ours"),
     init_only<set_sysctls>(
         "sysctls",
-        "they belong to the writer's namespaces, now the container's; the host's /proc is still "
-        "mounted here and is a procfs we can trust"),
+        "they belong to the writer's namespaces, now the container's; written through the "
+        "runtime's procfs handle, which no mount can cover (CVE-2025-52881)"),
     init_only<prepare_rootfs>(
         "prepare the rootfs",
         "rootfs, mounts[], devices while the host's paths (bind sources, /dev nodes) are visible"),
@@ -512,7 +510,8 @@ constexpr std::array<ProcessStep, 46> kRecipe = {{
           "LSM labels, seccomp (when no_new_privs is off: it needs CAP_SYS_ADMIN then), bounding "
           "set, keep-caps, groups/gid/uid, capset and ambient, no_new_privs: in that order "
           "(security.cpp); nothing above would be allowed after it. Under an early filter every "
-          "call from here on is one a 2014 profile allows, or falls back (issue 38)",
+          "call from here on is one a 2014 profile allows, or falls back (issue 38). The labels "
+          "go through the procfs handle, closed right after (CVE-2025-52881)",
           drop_init_privileges, drop_privileges),
     both<set_umask>("umask", "process.user.umask, now that mini-run creates nothing more"),
     both<enter_cwd_as_user>("cwd as the user", "if root was refused it"),

@@ -25,6 +25,27 @@ Status check_terminal_options(bool terminal, const std::string& console_socket, 
     return {};
 }
 
+bool needs_procfs_handle(const Plan& plan) {
+    const spec::Process& process = plan.process;
+    return plan.creates(spec::NamespaceType::user) || process.oom_score_adj.has_value() ||
+           !plan.sysctls.empty() || plan.new_time_namespace || !process.apparmor_profile.empty() ||
+           !process.selinux_label.empty();
+}
+
+Result<procfs::Handle> open_procfs_handle(bool needed) {
+    if (!needed) {
+        return procfs::Handle();
+    }
+    MR_ASSIGN(procfs::Handle handle, procfs::Handle::open());
+    std::string text = cat("procfs: writes under /proc go through ", handle.description());
+    if (explain::enabled()) {
+        explain::step(text);
+    } else {
+        log::debug(text);
+    }
+    return handle;
+}
+
 Result<UniqueFd> protect_runtime_binary(std::string ruled_out, std::string_view gate_text,
                                         char** reexec_argv, const sigset_t* reexec_mask) {
     exec_gate::Protection protection;

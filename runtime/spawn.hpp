@@ -6,6 +6,7 @@
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 #include "process/child.hpp"
+#include "procfs.hpp"
 #include "sync.hpp"
 
 #include <csignal>
@@ -13,6 +14,8 @@
 #include <string_view>
 
 namespace minirun::runtime {
+
+struct Plan;
 
 // --console-socket and a terminal must agree: a terminal needs a socket to go to, unless
 // mini-run relays it itself in the foreground (`run`, `exec` without --detach); a socket
@@ -28,6 +31,16 @@ Status check_terminal_options(bool terminal, const std::string& console_socket, 
 // under --explain as a step, otherwise under --debug.
 Result<UniqueFd> protect_runtime_binary(std::string ruled_out, std::string_view gate_text,
                                         char** reexec_argv, const sigset_t* reexec_mask);
+
+// The procfs handle a container process writes under /proc through (procfs.hpp), opened by
+// the runtime before the clone and before any namespace is entered; an empty one unless
+// `needed`. Which of the three kinds it is, and why not a better one, is said under --debug
+// (and --explain). A private instance costs its teardown at the last close (some 0.1-0.5 ms:
+// an RCU grace period), so only a container with something to write gets one.
+Result<procfs::Handle> open_procfs_handle(bool needed);
+// Whether the init, or create for it, writes under /proc: the id maps of a new user
+// namespace, oom_score_adj, sysctls, a new time namespace, an LSM label.
+bool needs_procfs_handle(const Plan& plan);
 
 // Under --debug, the cpu affinity a cloned process is born with (mini-run's own, or
 // execCPUAffinity.initial), as runc's nsexec logs it: "nsexec: affinity: 0x3".

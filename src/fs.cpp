@@ -66,19 +66,20 @@ Result<UniqueFd> open_in_root(int root_fd, std::string_view path, int flags,
     }
 }
 
-namespace {
-
-// The path inside the root of a directory fd resolved below it.
-Result<std::string> path_in_root(int root_fd, int dir_fd) {
+Result<std::string> path_in_root(int root_fd, int fd) {
     MR_ASSIGN(std::string root, fd_target(root_fd));
-    MR_ASSIGN(std::string dir, fd_target(dir_fd));
+    MR_ASSIGN(std::string path, fd_target(fd));
     if (root == "/") {
-        return dir;
+        return path;
     }
-    return dir.size() > root.size() ? dir.substr(root.size()) : std::string("/");
+    if (path == root) {
+        return std::string("/");
+    }
+    if (!path.starts_with(root) || path[root.size()] != '/') {
+        return Error(EXDEV, cat(quoted(path), " is not inside ", quoted(root)));
+    }
+    return path.substr(root.size());
 }
-
-} // namespace
 
 namespace {
 

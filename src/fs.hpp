@@ -49,6 +49,10 @@ std::string fd_path(int fd);
 // The path an fd refers to (readlink of /proc/self/fd/N).
 Result<std::string> fd_target(int fd);
 
+// The path inside `root_fd` of `fd`, resolved below it ("/" for the root itself), from both
+// fds' fd_target(); an error if it is not below it.
+Result<std::string> path_in_root(int root_fd, int fd);
+
 // Splits "/a/b/c" into ("/a/b", "c"). A path with no '/' has parent ".".
 std::pair<std::string, std::string> split_parent(std::string_view path);
 

@@ -1,5 +1,6 @@
 // Value rules for config.json: known names, sysctl scoping, and cross-field consistency.
 #include "fs.hpp"
+#include "proc_mounts.hpp"
 #include "spec_rules.hpp"
 
 #include <seccomp.h>
@@ -131,6 +132,22 @@ Status check_mount_mappings(const Spec& spec) {
         }
         MR_TRY(check_mappings(mount.uid_mappings, path + ".uidMappings"));
         MR_TRY(check_mappings(mount.gid_mappings, path + ".gidMappings"));
+    }
+    return {};
+}
+
+// Mount destinations under /proc (proc_mounts.hpp, runc 1.3's checkProcMount), on the clean
+// destination, before anything exists; the runtime checks the resolved one again at mount
+// time (a symlink in the rootfs), and there the source of a bind onto /proc itself.
+Status check_proc_mounts(const Spec& spec) {
+    for (size_t i = 0; i < spec.mounts.size(); ++i) {
+        const Mount& mount = spec.mounts[i];
+        bool bind = mount.type == "bind" ||
+                    std::any_of(mount.options.begin(), mount.options.end(),
+                                [](const std::string& o) { return o == "bind" || o == "rbind"; });
+        if (auto problem = proc_mounts::destination_problem(mount.destination, mount.type, bind)) {
+            return Error(cat("mounts[", i, "].destination: ", *problem));
+        }
     }
     return {};
 }
@@ -433,10 +450,11 @@ Status check_spec_seccomp(const Spec& spec) {
 }
 
 // In the order they run: the namespace set first, since most rules depend on it.
-constexpr std::array<CrossCheck, 8> cross_checks = {{
+constexpr std::array<CrossCheck, 9> cross_checks = {{
     {"namespace set", check_namespace_set},
     {"user namespace", check_user_namespace},
     {"mount id mappings", check_mount_mappings},
+    {"mounts under /proc", check_proc_mounts},
     {"hostname and domainname", check_uts_names},
     {"time offsets", check_time_offsets},
     {"sysctl", check_sysctls},

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <charconv>
 #include <csignal>
 
 namespace minirun {
@@ -28,6 +29,33 @@ namespace {
 
 const char* or_null(const std::string& text) {
     return text.empty() ? nullptr : text.c_str();
+}
+
+// N of a path fs::fd_path(N) made, exactly; -1 for any other path.
+int fd_of_path(std::string_view path) {
+    constexpr std::string_view kPrefix = "/proc/self/fd/";
+    if (!path.starts_with(kPrefix)) {
+        return -1;
+    }
+    path.remove_prefix(kPrefix.size());
+    int fd = -1;
+    auto [end, error] = std::from_chars(path.data(), path.data() + path.size(), fd);
+    return error == std::errc{} && end == path.data() + path.size() && fd >= 0 ? fd : -1;
+}
+
+// mount(source, target, MS_BIND[|MS_REC]) by fds: a detached copy of the source's mount
+// (open_tree(AT_EMPTY_PATH)), moved onto the target, neither looked up by path.
+Status bind_fd(int source_fd, int target_fd, bool recursive) {
+    unsigned int flags =
+        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0U);
+    UniqueFd tree(static_cast<int>(::syscall(SYS_open_tree, source_fd, "", flags)));
+    if (!tree) {
+        return Error::from_errno("mount: open_tree");
+    }
+    return check_syscall(
+        static_cast<int>(::syscall(SYS_move_mount, tree.get(), "", target_fd, "",
+                                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH)),
+        "mount: move_mount");
 }
 
 class LinuxSyscalls final : public Syscalls {
@@ -41,6 +69,13 @@ public:
     }
     Status mount_on(const std::string& source, int target_fd, const std::string& fstype,
                     unsigned long flags, const std::string& data) override {
+        // A bind whose source is an fd (fs::fd_path's magic link): by the fd itself, not by
+        // a lookup of /proc/self/fd/N, which after pivot_root is the container's /proc.
+        if ((flags & (MS_BIND | MS_REMOUNT)) == MS_BIND) {
+            if (int source_fd = fd_of_path(source); source_fd >= 0) {
+                return bind_fd(source_fd, target_fd, (flags & MS_REC) != 0);
+            }
+        }
         if (::fchdir(target_fd) == 0) {
             return mount(source, ".", fstype, flags, data);
         }
@@ -268,20 +303,9 @@ public:
     Status personality(unsigned long domain) override {
         return check_syscall(::personality(domain) < 0 ? -1 : 0, "personality");
     }
-    Status write_proc(int dir_fd, const std::string& name, std::string_view value) override {
-        open_how how{};
-        how.flags = O_WRONLY | O_CLOEXEC;
-        how.resolve =
-            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-        UniqueFd fd(
-            static_cast<int>(::syscall(SYS_openat2, dir_fd, name.c_str(), &how, sizeof(how))));
-        if (!fd) {
-            return Error::from_errno(cat("open ", name));
-        }
-        if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
-            return Error::from_errno(cat("write ", name));
-        }
-        return {};
+    Status write_proc(const procfs::Handle& proc, const std::string& path,
+                      std::string_view value) override {
+        return proc.write(path, value);
     }
     Result<pid_t> clone_userns_holder() override {
         // Without a new stack: like fork(), 0 in the child.

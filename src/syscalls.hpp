@@ -12,8 +12,8 @@
 // nodes, owners and modes), setns/unshare (the parent's pid namespace join too), ids,
 // capabilities, prctl, seccomp, chdir, rlimits, personality, scheduling, the NUMA memory
 // policy, the writes of kernel settings under /proc (write_proc: oom_score_adj, sysctls,
-// the idmap namespace's maps), the clones of the idmap namespace holder and of the holder
-// of a joined user namespace, and the exec.
+// the idmap namespace's maps, timens_offsets, the LSM exec attributes), the clones of the idmap
+// namespace holder and of the holder of a joined user namespace, and the exec.
 //
 // What stays outside, on purpose:
 // - Reads: stat/statx/statfs, readlink, the /proc files read (mountinfo, ns links, status,
@@ -42,13 +42,13 @@
 //   files tmpcopyup creates and fills (openat, write): made by path walks with
 //   openat2(RESOLVE_IN_ROOT) that the unit tests run on real temporary rootfs trees.
 // Not yet routed, to follow: the maps and setgroups of the container's user namespace,
-// which the parent writes by path (ns/user.cpp, fs::write_file), /proc/self/timens_offsets
-// (ns/time.cpp), /proc/self/attr/exec for AppArmor and SELinux (security.cpp), the
-// loopback's SIOCSIFFLAGS (ns/net.cpp), the cgroup tmpfs's directories
-// (mount_cgroup.cpp mkdirat) and /dev/ptmx's unlinkat (mount_devices.cpp).
+// which the parent writes through its procfs handle (ns/user.cpp), the loopback's SIOCSIFFLAGS
+// (ns/net.cpp), the cgroup tmpfs's directories (mount_cgroup.cpp mkdirat) and /dev/ptmx's unlinkat
+// (mount_devices.cpp).
 #pragma once
 
 #include "minirun/error.hpp"
+#include "procfs.hpp"
 
 #include <linux/filter.h>
 #include <sys/types.h>
@@ -95,6 +95,9 @@ public:
     // the init's recipe sets its own (pivot_root, chroot and the process's cwd go by fd or
     // absolute path). A file, or a directory the caller may not search (fchdir needs that,
     // mount(2) does not), is still named by its magic link.
+    // A bind (MS_BIND without MS_REMOUNT) whose `source` is fs::fd_path(N) is made by that fd
+    // (open_tree(N, "", OPEN_TREE_CLONE) and move_mount onto `target_fd`): after pivot_root
+    // the magic link would be looked up through the container's /proc.
     // Like that link, "." does not cross a mount stacked on the directory; mount(2) itself
     // then goes to the top of the stack for a new mount, and a remount or a propagation
     // change needs the root of a mount, as with the link.
@@ -175,11 +178,13 @@ public:
     virtual Status setrlimit(int resource, uint64_t soft, uint64_t hard) = 0;
     // personality(2): the execution domain (PER_LINUX, PER_LINUX32); survives execve.
     virtual Status personality(unsigned long domain) = 0;
-    // One write(2) of `value` to the file `name` below `dir_fd`, a procfs directory the
-    // caller opened and verified (/proc/self, /proc/sys, /proc/<pid>): opened with
-    // openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-    // RESOLVE_NO_XDEV), so a link planted by the container cannot send it elsewhere.
-    virtual Status write_proc(int dir_fd, const std::string& name, std::string_view value) = 0;
+    // One write(2) of `value` to `path` below the procfs handle `proc` ("self/oom_score_adj",
+    // "sys/kernel/domainname", "<pid>/uid_map", "thread-self/attr/exec"): opened with
+    // openat2(RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS) and checked to be a
+    // procfs file on the handle's own mount (procfs.hpp), so neither a link nor a bind
+    // mount planted by the container (CVE-2025-52881) can send it elsewhere.
+    virtual Status write_proc(const procfs::Handle& proc, const std::string& path,
+                              std::string_view value) = 0;
     // clone(CLONE_NEWUSER) of a child that only holds its new user namespace: it waits to
     // be killed and dies with the caller (PR_SET_PDEATHSIG). The caller owns it (a
     // ScopedChild) and writes its maps. The fake forks a child that waits, in no new

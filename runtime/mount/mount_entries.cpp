@@ -3,6 +3,7 @@
 #include "minirun/explain.hpp"
 #include "mount/mount.hpp"
 #include "mountinfo.hpp"
+#include "proc_mounts.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -34,6 +35,26 @@ std::string octal_mode(mode_t mode) {
     return text.data();
 }
 
+// runc's checkProcMount (proc_mounts.hpp) once more, on the destination as resolved in the
+// rootfs: the config's was checked when it was read, but a symlink on the way (/foo ->
+// /proc/sys) would lead a mount under /proc all the same (CVE-2025-52881's foothold). A bind
+// onto /proc itself must bring the root of a procfs (`source_fd`, its opened source).
+Status check_resolved_destination(int root_fd, int target_fd, const MountStep& step,
+                                  int source_fd) {
+    MR_ASSIGN(std::string inside, fs::path_in_root(root_fd, target_fd));
+    if (auto problem = proc_mounts::destination_problem(inside, step.fs_type, step.options.bind)) {
+        return Error(EPERM, inside == step.destination
+                                ? *problem
+                                : cat(*problem, " (where ", quoted(step.destination), " leads)"));
+    }
+    if (step.options.bind && proc_mounts::classify(inside) == proc_mounts::Where::proc_root) {
+        if (auto problem = proc_mounts::source_problem(inside, source_fd)) {
+            return Error(EPERM, *problem);
+        }
+    }
+    return {};
+}
+
 // `source` is a detached copy of the source (open_bind_sources, mount.cpp), moved into place.
 // `source_locked`: whether runc would find its flags locked (apply_bind_flags).
 Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, bool source_locked,
@@ -49,6 +70,7 @@ Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, bool sour
     if (!target) {
         return target.error();
     }
+    MR_TRY(check_resolved_destination(root_fd, target->get(), step, source.get()));
     MR_TRY(sys.move_mount(source.get(), target->get()));
 
     // A bind takes MS_RDONLY and friends only through a remount of the new mount, which a
@@ -180,6 +202,7 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
     } else {
         MR_ASSIGN(target, existing_or_new_target(root_fd, step, data));
     }
+    MR_TRY(check_resolved_destination(root_fd, target.get(), step, -1));
     UniqueFd covered; // "tmpcopyup": the directory the tmpfs hides, opened before the mount
     if (step.options.tmpcopyup && step.fs_type == "tmpfs") {
         covered = UniqueFd(::openat(target.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -30,16 +30,17 @@ Result<UniqueFd> make_user_namespace(const MountIdMap& idmap, Syscalls& sys) {
     ScopedChild holder; // killed and reaped on the way out
     MR_ASSIGN(pid_t pid, sys.clone_userns_holder());
     holder.reset(pid);
-    std::string proc = cat("/proc/", pid);
-    UniqueFd proc_dir(::open(proc.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!proc_dir) {
-        return Error::from_errno(cat("open ", proc));
-    }
-    MR_TRY_WRAP(sys.write_proc(proc_dir.get(), "uid_map", idmap.uid_map), "uidMappings");
-    MR_TRY_WRAP(sys.write_proc(proc_dir.get(), "gid_map", idmap.gid_map), "gidMappings");
-    UniqueFd ns(::openat(proc_dir.get(), "ns/user", O_RDONLY | O_CLOEXEC));
+    // Its own procfs handle (procfs.hpp): the parent, or its helper in the init's mount
+    // namespace (mount_sources.cpp), before anything of the container's runs.
+    MR_ASSIGN(procfs::Handle proc, procfs::Handle::open());
+    MR_TRY_WRAP(sys.write_proc(proc, cat(pid, "/uid_map"), idmap.uid_map), "uidMappings");
+    MR_TRY_WRAP(sys.write_proc(proc, cat(pid, "/gid_map"), idmap.gid_map), "gidMappings");
+    // ns/user is a magic link, which the handle does not follow: its directory comes from
+    // the handle, the link is followed from there.
+    MR_ASSIGN(UniqueFd ns_dir, proc.open_file(cat(pid, "/ns"), O_PATH | O_DIRECTORY));
+    UniqueFd ns(::openat(ns_dir.get(), "user", O_RDONLY | O_CLOEXEC));
     if (!ns) {
-        return Error::from_errno(cat("open ", proc, "/ns/user"));
+        return Error::from_errno(cat("open /proc/", pid, "/ns/user"));
     }
     return ns;
 }

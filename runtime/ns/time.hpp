@@ -9,10 +9,12 @@
 
 #include "minirun/error.hpp"
 #include "plan.hpp"
+#include "procfs.hpp"
 #include "syscalls.hpp"
 
 namespace minirun::runtime::time_ns {
 
-Status enter_new_time_namespace(const Plan& plan, Syscalls& sys);
+// The offsets are written through the procfs handle (procfs.hpp), "self/timens_offsets".
+Status enter_new_time_namespace(const Plan& plan, const procfs::Handle* proc, Syscalls& sys);
 
 } // namespace minirun::runtime::time_ns

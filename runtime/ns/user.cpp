@@ -143,15 +143,15 @@ Status run_helper(const MapKind& kind, pid_t init_pid,
 }
 
 Status write_one(const MapKind& kind, pid_t init_pid, const std::vector<spec::IdMapping>& mappings,
-                 uint32_t own, const std::string& text) {
+                 uint32_t own, const std::string& text, const procfs::Handle& proc) {
     if (writer_for(mappings, own) == rootless::MapWriter::helper) {
         return run_helper(kind, init_pid, mappings);
     }
-    std::string file = cat("/proc/", init_pid, "/", kind.proc);
+    std::string file = cat(init_pid, "/", kind.proc);
     if (explain::enabled()) {
-        explain::step(cat("write ", file, ": ", quoted(text)));
+        explain::step(cat("write /proc/", file, ": ", quoted(text)));
     }
-    MR_TRY_WRAP(fs::write_file(file, text), kind.path);
+    MR_TRY_WRAP(proc.write(file, text), kind.path);
     return {};
 }
 
@@ -175,18 +175,18 @@ Status check_id_maps(const Plan& plan, const spec::Linux& linux) {
     return {};
 }
 
-Status write_id_maps(pid_t init_pid, const Plan& plan, const spec::Linux& linux) {
+Status write_id_maps(pid_t init_pid, const Plan& plan, const spec::Linux& linux,
+                     const procfs::Handle& proc) {
     // An unprivileged writer may only map its own gid after denying setgroups(2), or it
     // could drop a group that denies it access (CVE-2014-8989). Root has CAP_SETGID in
     // the parent namespace and keeps setgroups usable for additionalGids, and so does
     // newgidmap, which is setuid root and checks /etc/subgid.
     if (::geteuid() != 0 &&
         writer_for(linux.gid_mappings, ::getegid()) == rootless::MapWriter::direct) {
-        MR_TRY_WRAP(fs::write_file(cat("/proc/", init_pid, "/setgroups"), "deny"),
-                    "user namespace");
+        MR_TRY_WRAP(proc.write(cat(init_pid, "/setgroups"), "deny"), "user namespace");
     }
-    MR_TRY(write_one(kGidMaps, init_pid, linux.gid_mappings, ::getegid(), plan.gid_map));
-    MR_TRY(write_one(kUidMaps, init_pid, linux.uid_mappings, ::geteuid(), plan.uid_map));
+    MR_TRY(write_one(kGidMaps, init_pid, linux.gid_mappings, ::getegid(), plan.gid_map, proc));
+    MR_TRY(write_one(kUidMaps, init_pid, linux.uid_mappings, ::geteuid(), plan.uid_map, proc));
     return {};
 }
 

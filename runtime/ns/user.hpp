@@ -10,6 +10,7 @@
 #include "minirun/error.hpp"
 #include "minirun/spec.hpp"
 #include "plan.hpp"
+#include "procfs.hpp"
 #include "syscalls.hpp"
 
 #include <sys/types.h>
@@ -22,8 +23,10 @@ namespace minirun::runtime::user {
 Status check_id_maps(const Plan& plan, const spec::Linux& linux);
 
 // Parent side, right after clone(): gid_map, then uid_map, each written directly or
-// through newgidmap/newuidmap (rootless.hpp, MapWriter).
-Status write_id_maps(pid_t init_pid, const Plan& plan, const spec::Linux& linux);
+// through newgidmap/newuidmap (rootless.hpp, MapWriter); directly, through the runtime's
+// procfs handle (procfs.hpp), as "<pid>/gid_map" of its PID namespace.
+Status write_id_maps(pid_t init_pid, const Plan& plan, const spec::Linux& linux,
+                     const procfs::Handle& proc);
 
 // Init side, once the maps exist: become the namespace's root.
 Status become_namespace_root(Syscalls& sys);

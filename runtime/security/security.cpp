@@ -23,33 +23,32 @@ bool selinux_enabled() {
     return ::statfs("/sys/fs/selinux", &info) == 0 && info.f_type == SELINUX_MAGIC;
 }
 
-// /proc/self/attr/... of a real procfs: the label applies at the next execve.
-Status write_exec_attribute(const char* path, std::string_view value, std::string_view what) {
-    UniqueFd fd(::open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
-    struct statfs info {};
-    if (!fd || ::fstatfs(fd.get(), &info) < 0 || info.f_type != PROC_SUPER_MAGIC) {
-        return Error::from_errno(cat(what, ": open ", path));
+// The label applies at the next execve. Written through the procfs handle (procfs.hpp),
+// after the config's mounts: the attack of CVE-2025-52881 binds another procfs file
+// (/proc/self/sched: the label is silently not applied; /proc/sysrq-trigger) over
+// /proc/self/attr/exec, which an "is it procfs" check lets through; the handle's file is
+// on a procfs nothing was mounted on, checked by its mount id. "thread-self": the
+// attributes are the calling thread's (the kernel lets only a task write its own).
+Status apply_lsm_labels(const ProcessSecurity& security, const procfs::Handle* proc,
+                        Syscalls& sys) {
+    if (security.apparmor_profile.empty() && security.selinux_label.empty()) {
+        return {};
     }
-    if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
-        return Error::from_errno(cat(what, ": write ", path));
-    }
-    return {};
-}
-
-Status apply_lsm_labels(const ProcessSecurity& security) {
+    MR_TRY_WRAP(procfs::Handle::usable(proc), "LSM labels");
     if (!security.apparmor_profile.empty()) {
         std::string request = "exec " + security.apparmor_profile;
-        auto written = write_exec_attribute("/proc/self/attr/apparmor/exec", request,
-                                            "process.apparmorProfile");
-        if (!written) {
+        auto written = sys.write_proc(*proc, "thread-self/attr/apparmor/exec", request);
+        if (!written && written.error().errno_value() == ENOENT) {
             // Kernels before 5.8 have only the shared attribute file.
-            MR_TRY(
-                write_exec_attribute("/proc/self/attr/exec", request, "process.apparmorProfile"));
+            written = sys.write_proc(*proc, "thread-self/attr/exec", request);
+        }
+        if (!written) {
+            return written.error().wrap("process.apparmorProfile");
         }
     }
     if (!security.selinux_label.empty()) {
-        MR_TRY(write_exec_attribute("/proc/self/attr/exec", security.selinux_label,
-                                    "process.selinuxLabel"));
+        MR_TRY_WRAP(sys.write_proc(*proc, "thread-self/attr/exec", security.selinux_label),
+                    "process.selinuxLabel");
     }
     return {};
 }
@@ -155,9 +154,15 @@ Result<UniqueFd> connect_seccomp_listener(const ProcessSecurity& security) {
 }
 
 Status drop_privileges(const ProcessSecurity& security, const spec::User& user, Syscalls& sys,
-                       const ListenerState& listener) {
+                       const ListenerState& listener, procfs::Handle* proc) {
     // LSM labels take effect at execve; writing them needs the privileges we still have.
-    MR_TRY(apply_lsm_labels(security));
+    MR_TRY(apply_lsm_labels(security, proc, sys));
+    // The last write under /proc is done: the handle goes now, not at the exec (it is
+    // close-on-exec too), so that it is not open while the init waits for `start` or runs
+    // the startContainer hooks.
+    if (proc != nullptr) {
+        proc->close();
+    }
     // Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: last chance is now.
     if (!security.no_new_privileges) {
         MR_TRY(load_seccomp(security, listener, sys));

@@ -10,6 +10,7 @@
 #include "minirun/error.hpp"
 #include "minirun/fd.hpp"
 #include "minirun/spec.hpp"
+#include "procfs.hpp"
 #include "security/capabilities.hpp"
 #include "security/seccomp.hpp"
 #include "syscalls.hpp"
@@ -64,9 +65,11 @@ struct ListenerState {
 
 // From full privileges to the process's own, in order: LSM labels for the exec, seccomp
 // (here when no_new_privs is off: loading then needs CAP_SYS_ADMIN), bounding set,
-// keep-caps, groups/gid/uid, capset and ambient, no_new_privs.
+// keep-caps, groups/gid/uid, capset and ambient, no_new_privs. The labels are written
+// through `proc` (procfs.hpp), which only a process with a label needs; it is closed
+// once they are (nullptr: none).
 Status drop_privileges(const ProcessSecurity& security, const spec::User& user, Syscalls& sys,
-                       const ListenerState& listener);
+                       const ListenerState& listener, procfs::Handle* proc);
 
 // Right before execve: the seccomp filter when no_new_privs is on, so that none of
 // mini-run's own work runs under it. `then` is the exec's --explain line, printed first.

@@ -235,12 +235,15 @@ public:
     Status personality(unsigned long domain) override {
         return record(cat("personality ", domain));
     }
-    // "write_proc <directory>/<name> <value>", the value's trailing newlines dropped.
-    Status write_proc(int dir_fd, const std::string& name, std::string_view value) override {
+    // "write_proc /proc/<path> <value>" (a handle is a procfs root, whichever kind), the
+    // value's trailing newlines dropped.
+    Status write_proc(const procfs::Handle& proc, const std::string& path,
+                      std::string_view value) override {
         while (!value.empty() && value.back() == '\n') {
             value.remove_suffix(1);
         }
-        return record(cat("write_proc ", resolve(fs::fd_path(dir_fd)), "/", name, " ", value));
+        (void)proc;
+        return record(cat("write_proc /proc/", path, " ", value));
     }
     // A real child that waits to be killed (in no new namespace), so that the caller's
     // /proc/<pid>/ and its kill and reap work as with the real one.

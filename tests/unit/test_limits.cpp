@@ -33,31 +33,40 @@ TEST_CASE("rlimits: a refused limit names its entry", "[rlimit]") {
     CHECK(applied.error().message() == "process.rlimits[1] RLIMIT_NPROC: Operation not permitted");
 }
 
-TEST_CASE("oom_score_adj: written below /proc/self, only when set", "[rlimit]") {
+TEST_CASE("oom_score_adj: written below the procfs handle's self, only when set", "[rlimit]") {
     FakeSyscalls sys;
-    REQUIRE(limits::set_oom_score_adj(std::nullopt, sys).ok());
+    auto proc = procfs::Handle::host_proc();
+    REQUIRE(proc);
+    REQUIRE(limits::set_oom_score_adj(std::nullopt, &*proc, sys).ok());
     CHECK(sys.calls.empty());
-    REQUIRE(limits::set_oom_score_adj(-500, sys).ok());
-    CHECK(sys.calls ==
-          std::vector<std::string>{cat("write_proc /proc/", ::getpid(), "/oom_score_adj -500")});
+    REQUIRE(limits::set_oom_score_adj(-500, &*proc, sys).ok());
+    CHECK(sys.calls == std::vector<std::string>{"write_proc /proc/self/oom_score_adj -500"});
     sys.fail("write_proc", EACCES);
-    auto written = limits::set_oom_score_adj(10, sys);
+    auto written = limits::set_oom_score_adj(10, &*proc, sys);
     REQUIRE_FALSE(written.ok());
     CHECK(written.error().errno_value() == EACCES);
     CHECK_THAT(written.error().message(), Catch::StartsWith("process.oomScoreAdj: "));
+    // A value and no handle to write it through: refused, never written some other way.
+    FakeSyscalls none;
+    auto refused = limits::set_oom_score_adj(10, nullptr, none);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message() == "process.oomScoreAdj: no procfs handle to write it through");
+    CHECK(none.calls.empty());
 }
 
-TEST_CASE("sysctls: each key below /proc/sys, dots made slashes", "[rlimit]") {
+TEST_CASE("sysctls: each key below the handle's sys, dots made slashes", "[rlimit]") {
     FakeSyscalls sys;
-    REQUIRE(limits::apply_sysctls({}, sys).ok());
+    auto proc = procfs::Handle::host_proc();
+    REQUIRE(proc);
+    REQUIRE(limits::apply_sysctls({}, &*proc, sys).ok());
     CHECK(sys.calls.empty());
     std::map<std::string, std::string> sysctls = {{"net.ipv4.ip_forward", "1"},
                                                   {"kernel.shmmax", "65536"}};
-    REQUIRE(limits::apply_sysctls(sysctls, sys).ok());
+    REQUIRE(limits::apply_sysctls(sysctls, &*proc, sys).ok());
     CHECK(sys.calls == std::vector<std::string>{"write_proc /proc/sys/kernel/shmmax 65536",
                                                 "write_proc /proc/sys/net/ipv4/ip_forward 1"});
     sys.fail("write_proc", EROFS);
-    auto applied = limits::apply_sysctls({{"net.ipv4.ip_forward", "1"}}, sys);
+    auto applied = limits::apply_sysctls({{"net.ipv4.ip_forward", "1"}}, &*proc, sys);
     REQUIRE_FALSE(applied.ok());
     CHECK(applied.error().errno_value() == EROFS);
     CHECK_THAT(applied.error().message(),
