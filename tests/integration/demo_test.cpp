@@ -260,7 +260,8 @@ TEST_CASE("--explain: run lists every step in order on stderr, and nothing witho
     }
     for (const auto& step : steps) {
         const bool by_runtime = step.text.starts_with("clone3(") || contains(step.text, "_map:") ||
-                                step.text.starts_with("exec gate:");
+                                step.text.starts_with("exec gate:") ||
+                                step.text.starts_with("procfs:");
         CHECK(step.who == (by_runtime ? "runtime" : "init"));
     }
 
@@ -301,10 +302,13 @@ TEST_CASE("--explain: run lists every step in order on stderr, and nothing witho
     const long seccomp = index_of(steps, "seccomp(SECCOMP_SET_MODE_FILTER)", "1 rule");
     // `run` of this container takes the exec gate, decided before anything is made.
     const long gate = index_of(steps, "exec gate:");
+    // The procfs handle the writes under /proc go through, before any namespace exists.
+    const long procfs = index_of(steps, "procfs:", "private procfs instance");
     const long execve = index_of(steps, "execveat(exec gate)", "execve(\"/bin/sh\"");
 
     CHECK(gate == 0);
-    CHECK(clone == 1);
+    CHECK(procfs == 1);
+    CHECK(clone == 2);
     CHECK(clone < gid_map);
     CHECK(gid_map < uid_map);
     CHECK(clone < rlimit);
