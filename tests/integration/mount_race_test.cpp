@@ -73,7 +73,14 @@ public:
     }
     [[nodiscard]] long swaps() const { return swaps_->load(); }
     // Holds the racer still (SIGSTOP) while a check looks at the container, and lets it go.
-    void pause() const { REQUIRE(::kill(pid_, SIGSTOP) == 0); }
+    // Waited for: kill() returns before the racer has stopped, and a swap or two after it
+    // would turn the names mountinfo gave into the other ones.
+    void pause() const {
+        REQUIRE(::kill(pid_, SIGSTOP) == 0);
+        int status = 0;
+        REQUIRE(::waitpid(pid_, &status, WUNTRACED) == pid_);
+        REQUIRE(WIFSTOPPED(status));
+    }
     void resume() const { REQUIRE(::kill(pid_, SIGCONT) == 0); }
 
 private:
