@@ -21,8 +21,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <bit>
+#include <cerrno>
 #include <charconv>
 #include <csignal>
+#include <utility>
 
 namespace minirun {
 namespace {
@@ -58,6 +61,44 @@ Status bind_fd(int source_fd, int target_fd, bool recursive) {
         "mount: move_mount");
 }
 
+// A remount of a bind (MS_BIND|MS_REMOUNT) or a propagation change (MS_PRIVATE, MS_SLAVE,
+// MS_SHARED, MS_UNBINDABLE, with MS_REC) as mount_setattr(2) on the mount `mount_fd`
+// names (AT_EMPTY_PATH, Linux 5.12), for a target mount(2) could reach only by its
+// /proc/self/fd magic link (a file). -1 (errno EOPNOTSUPP) for any other mount(2).
+// The attributes are replaced as MS_BIND|MS_REMOUNT replaces them (do_reconfigure_mnt):
+// what `flags` does not ask for is cleared, and without an atime flag the mount gets
+// relatime, path_mount's default; locked flags make both fail alike (EPERM).
+int setattr_as_mount(int mount_fd, unsigned long flags) {
+    constexpr unsigned long kPropagation = MS_PRIVATE | MS_SLAVE | MS_SHARED | MS_UNBINDABLE;
+    mount_attr attr{};
+    const bool recursive = (flags & MS_REC) != 0;
+    if ((flags & (MS_BIND | MS_REMOUNT)) == (MS_BIND | MS_REMOUNT)) {
+        constexpr std::array<std::pair<unsigned long, uint64_t>, 5> kFlags = {{
+            {MS_RDONLY, MOUNT_ATTR_RDONLY},
+            {MS_NOSUID, MOUNT_ATTR_NOSUID},
+            {MS_NODEV, MOUNT_ATTR_NODEV},
+            {MS_NOEXEC, MOUNT_ATTR_NOEXEC},
+            {MS_NODIRATIME, MOUNT_ATTR_NODIRATIME},
+        }};
+        for (const auto& [mount_flag, attribute] : kFlags) {
+            ((flags & mount_flag) != 0 ? attr.attr_set : attr.attr_clr) |= attribute;
+        }
+        attr.attr_clr |= MOUNT_ATTR__ATIME;
+        attr.attr_set |= (flags & MS_NOATIME) != 0       ? MOUNT_ATTR_NOATIME
+                         : (flags & MS_STRICTATIME) != 0 ? MOUNT_ATTR_STRICTATIME
+                                                         : MOUNT_ATTR_RELATIME;
+    } else if ((flags & ~(kPropagation | MS_REC)) == 0 &&
+               std::popcount(flags & kPropagation) == 1) {
+        attr.propagation = flags & kPropagation;
+    } else {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    unsigned int at_flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0U);
+    return static_cast<int>(
+        ::syscall(SYS_mount_setattr, mount_fd, "", at_flags, &attr, sizeof(attr)));
+}
+
 class LinuxSyscalls final : public Syscalls {
 public:
     Status mount(const std::string& source, const std::string& target, const std::string& fstype,
@@ -80,7 +121,14 @@ public:
             return mount(source, ".", fstype, flags, data);
         }
         // A file (ENOTDIR), or a directory we may not search (EACCES: its mode, or an owner
-        // the user namespace does not map), which mount(2) does not ask for.
+        // the user namespace does not map), which mount(2) does not ask for. A remount or a
+        // propagation change by the fd itself: the magic link is looked up through /proc.
+        if (setattr_as_mount(target_fd, flags) == 0) {
+            return {};
+        }
+        if (errno != EOPNOTSUPP && errno != ENOSYS) {
+            return Error::from_errno(fstype.empty() ? "mount" : cat("mount ", fstype));
+        }
         return mount(source, fs::fd_path(target_fd), fstype, flags, data);
     }
     Status umount2(const std::string& target, int flags) override {
@@ -111,14 +159,14 @@ public:
     Status fchmodat(int dir_fd, const std::string& name, mode_t mode) override {
         return check_syscall(::fchmodat(dir_fd, name.c_str(), mode, 0), cat("chmod ", name));
     }
-    Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
+    Status mount_setattr(int mount_fd, bool recursive, uint64_t attr_set,
                          uint64_t attr_clr) override {
         mount_attr attr{};
         attr.attr_set = attr_set;
         attr.attr_clr = attr_clr;
-        unsigned int flags = AT_NO_AUTOMOUNT | (recursive ? AT_RECURSIVE : 0U);
-        return check_syscall(static_cast<int>(::syscall(SYS_mount_setattr, AT_FDCWD, path.c_str(),
-                                                        flags, &attr, sizeof(attr))),
+        unsigned int flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0U);
+        return check_syscall(static_cast<int>(::syscall(SYS_mount_setattr, mount_fd, "", flags,
+                                                        &attr, sizeof(attr))),
                              "mount_setattr");
     }
     Status mount_setattr_idmap(int tree_fd, bool recursive, int userns_fd) override {

@@ -112,9 +112,11 @@ public:
                             int flags) = 0;
     virtual Status mkdirat(int dir_fd, const std::string& name, mode_t mode) = 0;
     virtual Status fchmodat(int dir_fd, const std::string& name, mode_t mode) = 0;
-    // mount_setattr(2): sets and clears MOUNT_ATTR_* on the mount at `path`, and with
-    // `recursive` on every mount below it too (AT_RECURSIVE).
-    virtual Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
+    // mount_setattr(2): sets and clears MOUNT_ATTR_* on the mount whose root `mount_fd`
+    // names (AT_EMPTY_PATH: no path is looked up, so a racer who swaps a component of the
+    // destination cannot aim it at another mount), and with `recursive` on every mount
+    // below it too (AT_RECURSIVE).
+    virtual Status mount_setattr(int mount_fd, bool recursive, uint64_t attr_set,
                                  uint64_t attr_clr) = 0;
     // mount_setattr(2) with MOUNT_ATTR_IDMAP on the detached tree `tree_fd` (an
     // open_tree(OPEN_TREE_CLONE) fd): its ids are seen through the user namespace

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <utility>
 
 namespace minirun::runtime::mount {
 unsigned long setup_propagation(unsigned long configured) {
@@ -178,13 +179,10 @@ Status mount_entries_and_devices(const Plan& plan, int root_fd, std::vector<Uniq
     //    (/dev, then /dev/pts). A read-only entry that has later mounts (or the default
     //    devices) to receive is mounted writable and made read-only after them, in 4b,
     //    as runc does for a read-only /dev: its mount points could not be made otherwise.
-    std::vector<size_t> deferred;
+    std::vector<std::pair<size_t, UniqueFd>> deferred; // with the mount each entry made
     for (size_t i = 0; i < plan.mounts.size(); ++i) {
         const MountStep& step = plan.mounts[i];
         bool defer = (step.options.flags & MS_RDONLY) != 0 && has_mounts_inside(plan, i);
-        if (defer) {
-            deferred.push_back(i);
-        }
         const std::string context = cat("mounts[", i, "] on ", step.destination);
         UniqueFd source = std::move(bind_sources.at(i));
         if (!source && step.options.bind && !step.is_cgroup) {
@@ -198,8 +196,14 @@ Status mount_entries_and_devices(const Plan& plan, int root_fd, std::vector<Uniq
             }
             source = std::move(*late);
         }
-        MR_TRY_WRAP(mount_entry(plan, root_fd, step, std::move(source), defer, cgroup_binds, sys),
-                    context);
+        auto mounted =
+            mount_entry(plan, root_fd, step, std::move(source), defer, cgroup_binds, sys);
+        if (!mounted) {
+            return mounted.error().wrap(context);
+        }
+        if (defer) {
+            deferred.emplace_back(i, std::move(*mounted));
+        }
     }
 
     // 4. Devices after the mounts, so they land in the /dev tmpfs, not the rootfs below.
@@ -209,9 +213,9 @@ Status mount_entries_and_devices(const Plan& plan, int root_fd, std::vector<Uniq
     // 4b. The inner ones first: a read-only parent would not stop them, but the order is
     //     the one a reader expects.
     std::reverse(deferred.begin(), deferred.end());
-    for (size_t index : deferred) {
+    for (auto& [index, mounted] : deferred) {
         const MountStep& step = plan.mounts[index];
-        MR_TRY_WRAP(finish_readonly(root_fd, step, sources_locked(plan), sys),
+        MR_TRY_WRAP(finish_readonly(root_fd, step, std::move(mounted), sources_locked(plan), sys),
                     cat("mounts[", index, "] on ", step.destination));
     }
     return {};

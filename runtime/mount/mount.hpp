@@ -117,13 +117,18 @@ Status finalize_root(const Plan& plan, Syscalls& sys);
 
 // Step 3, one entry (mount_entries.cpp). `source` is the entry's open_bind_sources() fd (a
 // bind entry needs one). With `defer_readonly`, a read-only entry is mounted writable for
-// now: finish_readonly() makes it read-only once what goes inside it exists.
-Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, UniqueFd source,
-                   bool defer_readonly, const std::vector<CgroupBind>& cgroup_binds, Syscalls& sys);
+// now: finish_readonly() makes it read-only once what goes inside it exists. Returns an fd
+// of the mount the entry made, where a later step needs one (invalid otherwise): the tree
+// fd of a bind, so that finish_readonly() reaches that mount and no other.
+Result<UniqueFd> mount_entry(const Plan& plan, int root_fd, const MountStep& configured,
+                             UniqueFd source, bool defer_readonly,
+                             const std::vector<CgroupBind>& cgroup_binds, Syscalls& sys);
 
-// The read-only part of an entry: "ro" (MS_RDONLY) and "rro" (every mount below, too).
+// The read-only part of an entry: "ro" (MS_RDONLY) and "rro" (every mount below, too), on
+// `mounted`, mount_entry()'s fd (looked up from the root if invalid: a cgroup entry).
 // `source_locked` as apply_bind_flags'.
-Status finish_readonly(int root_fd, const MountStep& step, bool source_locked, Syscalls& sys);
+Status finish_readonly(int root_fd, const MountStep& step, UniqueFd mounted, bool source_locked,
+                       Syscalls& sys);
 
 // The "cgroup" entry (mount_cgroup.cpp).
 // `binds`: planned_cgroup_binds()'s, or empty: the init looks itself.

@@ -57,8 +57,13 @@ Status check_resolved_destination(int root_fd, int target_fd, const MountStep& s
 
 // `source` is a detached copy of the source (open_bind_sources, mount.cpp), moved into place.
 // `source_locked`: whether runc would find its flags locked (apply_bind_flags).
-Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, bool source_locked,
-                  Syscalls& sys) {
+// Returns that tree's fd, which now names the attached mount: every later step on this
+// mount (its flags, propagation, "rro", the deferred read-only) goes through it. A second
+// lookup of the destination by path would let a racer who swaps a component of it
+// (CVE-2021-30465, CVE-2024-45310 class) aim the step at another mount: a "ro" volume
+// left writable, propagation set on the wrong mount.
+Result<UniqueFd> mount_bind(int root_fd, const MountStep& step, UniqueFd source, bool source_locked,
+                            Syscalls& sys) {
     struct stat info {};
     if (!source || ::fstat(source.get(), &info) < 0) {
         return Error::from_errno(source ? errno : EBADF, cat("source ", quoted(step.source)));
@@ -73,13 +78,11 @@ Status mount_bind(int root_fd, const MountStep& step, UniqueFd source, bool sour
     MR_TRY(check_resolved_destination(root_fd, target->get(), step, source.get()));
     MR_TRY(sys.move_mount(source.get(), target->get()));
 
-    // A bind takes MS_RDONLY and friends only through a remount of the new mount, which a
-    // fresh lookup from the root now reaches.
-    if (bind_needs_remount(step.options)) {
-        MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
-        MR_TRY(apply_bind_flags(mounted.get(), step.options, source_locked, sys));
-    }
-    return {};
+    // A bind takes MS_RDONLY and friends only through a remount of the new mount: the
+    // remount goes to the root of the mount the tree fd names (mount_on: "." from it, or
+    // its magic link for a file), not to whatever the destination's path now leads to.
+    MR_TRY(apply_bind_flags(source.get(), step.options, source_locked, sys));
+    return source;
 }
 
 Status copy_file_contents(int from_fd, int to_fd) {
@@ -238,31 +241,29 @@ Status mount_filesystem(int root_fd, const MountStep& step, Syscalls& sys) {
 }
 
 // "rro" (runtime-spec 1.1): read-only all the way down, submounts included, which
-// MS_RDONLY alone cannot do; mount_setattr(2) with AT_RECURSIVE can (Linux 5.12).
-Status make_recursively_readonly(int root_fd, const MountStep& step, Syscalls& sys) {
-    MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
-    MR_TRY_WRAP(sys.mount_setattr(fs::fd_path(mounted.get()), true, MOUNT_ATTR_RDONLY, 0), "rro");
+// MS_RDONLY alone cannot do; mount_setattr(2) with AT_RECURSIVE can (Linux 5.12). On the
+// mount `mounted` names, by fd (AT_EMPTY_PATH), not by a lookup of its destination.
+Status make_recursively_readonly(int mounted, Syscalls& sys) {
+    MR_TRY_WRAP(sys.mount_setattr(mounted, true, MOUNT_ATTR_RDONLY, 0), "rro");
     return {};
 }
 
-// Each of `flags` in turn on the mount at the entry's destination (0: nothing to do).
-Status set_propagation(int root_fd, const MountStep& step, const std::vector<unsigned long>& flags,
-                       Syscalls& sys) {
+// Each of `flags` in turn on the mount `mounted` names (0: nothing to do).
+Status set_propagation(int mounted, const std::vector<unsigned long>& flags, Syscalls& sys) {
     for (unsigned long propagation : flags) {
         if (propagation == 0) {
             continue;
         }
-        MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
-        MR_TRY_WRAP(sys.mount_on("", mounted.get(), "", propagation, ""), "set propagation");
+        MR_TRY_WRAP(sys.mount_on("", mounted, "", propagation, ""), "set propagation");
     }
     return {};
 }
 
 } // namespace
 
-Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, UniqueFd source,
-                   bool defer_readonly, const std::vector<CgroupBind>& cgroup_binds,
-                   Syscalls& sys) {
+Result<UniqueFd> mount_entry(const Plan& plan, int root_fd, const MountStep& configured,
+                             UniqueFd source, bool defer_readonly,
+                             const std::vector<CgroupBind>& cgroup_binds, Syscalls& sys) {
     MountStep step = configured;
     if (defer_readonly) {
         step.options.flags &= ~static_cast<unsigned long>(MS_RDONLY);
@@ -281,17 +282,19 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
                 step.is_cgroup ? ": cgroup hierarchies (runtime/mount/mount_cgroup.cpp)" : ""));
     }
     if (step.is_cgroup) {
-        return mount_cgroup(plan, cgroup_binds, root_fd, step, sys);
+        MR_TRY(mount_cgroup(plan, cgroup_binds, root_fd, step, sys));
+        return UniqueFd(); // finish_readonly looks it up
     }
+    UniqueFd mounted; // the mount this entry made, for the steps after it
     if (step.options.bind) {
-        MR_TRY(mount_bind(root_fd, step, std::move(source), sources_locked(plan), sys));
-        MR_TRY(set_propagation(root_fd, step, bind_propagation(plan, step), sys));
+        MR_ASSIGN(mounted, mount_bind(root_fd, step, std::move(source), sources_locked(plan), sys));
+        MR_TRY(set_propagation(mounted.get(), bind_propagation(plan, step), sys));
     } else {
-        auto mounted = mount_filesystem(root_fd, step, sys);
+        auto made = mount_filesystem(root_fd, step, sys);
         // sysfs may only be mounted by the owner of the network namespace. Without one of
         // its own, a container in a user namespace gets the host's /sys bound read-only,
         // as runc does.
-        if (!mounted && step.fs_type == "sysfs" && mounted.error().errno_value() == EPERM &&
+        if (!made && step.fs_type == "sysfs" && made.error().errno_value() == EPERM &&
             plan.creates(spec::NamespaceType::user) &&
             !plan.has_own(spec::NamespaceType::network)) {
             MountStep bind = step;
@@ -301,21 +304,27 @@ Status mount_entry(const Plan& plan, int root_fd, const MountStep& configured, U
             bind.options.recursive = true;
             bind.options.flags |= MS_RDONLY;
             MR_ASSIGN(int host_sys, sys.open_tree_clone("/sys", true));
-            MR_TRY(mount_bind(root_fd, bind, UniqueFd(host_sys), sources_locked(plan), sys));
-            MR_TRY(set_propagation(root_fd, bind, bind_propagation(plan, bind), sys));
+            MR_ASSIGN(mounted,
+                      mount_bind(root_fd, bind, UniqueFd(host_sys), sources_locked(plan), sys));
+            MR_TRY(set_propagation(mounted.get(), bind_propagation(plan, bind), sys));
             // CVE-2023-25809: the submounts too (plan.cpp, plan_mount says why).
-            MR_TRY(make_recursively_readonly(root_fd, bind, sys));
-        } else if (!mounted) {
-            return mounted.error();
+            MR_TRY(make_recursively_readonly(mounted.get(), sys));
+        } else if (!made) {
+            return made.error();
+        } else if (step.options.recursive_readonly || step.options.propagation != 0 ||
+                   defer_readonly) {
+            // A new filesystem made by mount(2) onto the target's fd: its root is reached
+            // by the lookup that crosses onto it (mount_filesystem says where that stays).
+            MR_ASSIGN(mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
         }
     }
     if (step.options.recursive_readonly) {
-        MR_TRY(make_recursively_readonly(root_fd, step, sys));
+        MR_TRY(make_recursively_readonly(mounted.get(), sys));
     }
     if (!step.options.bind) {
-        MR_TRY(set_propagation(root_fd, step, {step.options.propagation}, sys));
+        MR_TRY(set_propagation(mounted.get(), {step.options.propagation}, sys));
     }
-    return {};
+    return mounted;
 }
 
 std::vector<unsigned long> bind_propagation(const Plan& plan, const MountStep& step) {
@@ -348,8 +357,11 @@ bool keeps_host_peers(const Plan& plan) {
     return (plan.root_propagation & MS_SHARED) != 0 && !plan.has_own(spec::NamespaceType::user);
 }
 
-Status finish_readonly(int root_fd, const MountStep& step, bool source_locked, Syscalls& sys) {
-    MR_ASSIGN(UniqueFd mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+Status finish_readonly(int root_fd, const MountStep& step, UniqueFd mounted, bool source_locked,
+                       Syscalls& sys) {
+    if (!mounted) { // a cgroup entry: made by mount_cgroup, its mounts not kept
+        MR_ASSIGN(mounted, fs::open_in_root(root_fd, step.destination, O_PATH));
+    }
     unsigned long flags = step.options.flags & ~MS_REMOUNT;
     if ((flags & MS_RDONLY) != 0) {
         if (step.options.bind) {
@@ -361,7 +373,7 @@ Status finish_readonly(int root_fd, const MountStep& step, bool source_locked, S
         }
     }
     if (step.options.recursive_readonly) {
-        MR_TRY(make_recursively_readonly(root_fd, step, sys));
+        MR_TRY(make_recursively_readonly(mounted.get(), sys));
     }
     return {};
 }

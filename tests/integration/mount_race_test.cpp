@@ -6,6 +6,7 @@
 // CVE-2024-45310) or mount onto it (CVE-2021-30465). mini-run resolves every destination
 // from the rootfs (openat2 RESOLVE_IN_ROOT) and mounts on the fd it got: each create either
 // mounts inside the rootfs or fails with one line, and the canary never changes.
+#include "escape_helpers.hpp"
 #include "helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -14,15 +15,18 @@
 #include <cstdio>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -68,6 +72,16 @@ public:
         }
     }
     [[nodiscard]] long swaps() const { return swaps_->load(); }
+    // Holds the racer still (SIGSTOP) while a check looks at the container, and lets it go.
+    // Waited for: kill() returns before the racer has stopped, and a swap or two after it
+    // would turn the names mountinfo gave into the other ones.
+    void pause() const {
+        REQUIRE(::kill(pid_, SIGSTOP) == 0);
+        int status = 0;
+        REQUIRE(::waitpid(pid_, &status, WUNTRACED) == pid_);
+        REQUIRE(WIFSTOPPED(status));
+    }
+    void resume() const { REQUIRE(::kill(pid_, SIGCONT) == 0); }
 
 private:
     pid_t pid_ = -1;
@@ -97,6 +111,42 @@ std::vector<std::pair<std::string, std::string>> bind_points(pid_t init,
         }
     }
     return points;
+}
+
+// A write through a mount point of the container of `init`: a file created in `point` (the
+// path inside the container, looked up from its root with RESOLVE_IN_ROOT, so that a
+// symlink on the way stays inside) and removed again. Its errno, 0 if the write worked.
+int write_errno(pid_t init, const std::string& point) {
+    escape_test::Fd root(::open(("/proc/" + std::to_string(init) + "/root").c_str(),
+                                O_PATH | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(root.fd >= 0);
+    open_how how{};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    escape_test::Fd dir(
+        static_cast<int>(::syscall(SYS_openat2, root.fd, point.c_str(), &how, sizeof how)));
+    INFO("open " << point << " in the container: " << std::strerror(errno));
+    REQUIRE(dir.fd >= 0);
+    escape_test::Fd probe(
+        ::openat(dir.fd, "write-probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (probe.fd < 0) {
+        return errno;
+    }
+    REQUIRE(::unlinkat(dir.fd, "write-probe", 0) == 0);
+    return 0;
+}
+
+// Every bind of the source in the container of `init` is read-only, and really so (a write
+// through it fails with EROFS), exactly if it is the "ro" entry's; the other bind, of the
+// same source, takes the same write: the positive control that the write would land.
+void check_read_only_entry(pid_t init,
+                           const std::vector<std::pair<std::string, std::string>>& points) {
+    for (const auto& [point, options] : points) {
+        INFO(point << " " << options);
+        const bool wants_ro = point.ends_with("/made/here");
+        CHECK(options.starts_with("ro") == wants_ro);
+        CHECK(write_errno(init, point) == (wants_ro ? EROFS : 0));
+    }
 }
 
 } // namespace
@@ -167,6 +217,7 @@ TEST_CASE("escape: a racer swapping a bind destination's parent for a symlink to
             points.push_back(point.first);
         }
         CHECK(points == std::vector<std::string>{"/race/dir/sub", "/race/dir/made/here"});
+        check_read_only_entry(*init, bind_points(*init, source_tail));
         REQUIRE(runtime.force_delete(bundle.id()).exit_code == 0);
     }
     int created = 0;
@@ -187,6 +238,8 @@ TEST_CASE("escape: a racer swapping a bind destination's parent for a symlink to
             REQUIRE(init.has_value());
             // Both binds are in the container's tree; where the symlink was met, at the
             // place it leads to inside the rootfs (the canary's path below the rootfs).
+            // The racer is held still meanwhile, so the names mountinfo gives stay true.
+            racer.pause();
             const auto points = bind_points(*init, source_tail);
             INFO("the binds inside: " << points.size());
             CHECK(points.size() == 2);
@@ -200,9 +253,11 @@ TEST_CASE("escape: a racer swapping a bind destination's parent for a symlink to
                     ++saw_symlink;
                     CHECK(point.starts_with(canary + "/"));
                 }
-                // The "ro" entry, and only it, is read-only.
-                CHECK(options.starts_with("ro") == point.ends_with("/made/here"));
             }
+            // The "ro" entry, and only it, is read-only: its remount went to that bind,
+            // wherever the racer had the path lead by then.
+            check_read_only_entry(*init, points);
+            racer.resume();
         } else {
             ++failed;
             const std::string error = made.err_now();

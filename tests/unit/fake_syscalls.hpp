@@ -113,10 +113,10 @@ public:
     Status fchmodat(int dir_fd, const std::string& name, mode_t mode) override {
         return record(cat("chmod ", resolve(fs::fd_path(dir_fd)), "/", name, " ", mode));
     }
-    Status mount_setattr(const std::string& path, bool recursive, uint64_t attr_set,
+    Status mount_setattr(int mount_fd, bool recursive, uint64_t attr_set,
                          uint64_t attr_clr) override {
-        return record(cat("mount_setattr ", resolve(path), recursive ? " recursive" : "", " set ",
-                          attr_set, " clear ", attr_clr));
+        return record(cat("mount_setattr ", resolve(fs::fd_path(mount_fd)),
+                          recursive ? " recursive" : "", " set ", attr_set, " clear ", attr_clr));
     }
     Status mount_setattr_idmap(int tree_fd, bool recursive, int /*userns_fd*/) override {
         return record(cat("mount_setattr_idmap ", resolve(fs::fd_path(tree_fd)),
@@ -144,6 +144,10 @@ public:
         std::string target = resolve(fs::fd_path(target_fd));
         MR_TRY(record(cat("move_mount ", resolve(fs::fd_path(from_fd)), " ", target)));
         mounts.push_back({resolve(fs::fd_path(from_fd)), target, "", 0, ""});
+        // The tree fd now names the attached mount, at the destination: so it does here.
+        if (::dup3(target_fd, from_fd, O_CLOEXEC) < 0) {
+            return Error::from_errno("move_mount");
+        }
         return {};
     }
     Result<unsigned long> mount_flags_of(int /*fd*/) override { return statvfs_flags; }
