@@ -5,6 +5,7 @@
 #include "mount/mount.hpp"
 #include "plan.hpp"
 #include "process/terminal.hpp"
+#include "skips.hpp"
 #include "temp_dir.hpp"
 
 #include <fcntl.h>
@@ -57,16 +58,25 @@ std::string read_text(const std::string& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-} // namespace
-
-TEST_CASE("console: the pty's peer is bound onto /dev/console by fd", "[terminal]") {
+// A pty for a test that chroots: skipped (and counted so) without root or a pty.
+std::optional<terminal::Pty> pty_as_root() {
     if (::geteuid() != 0) {
-        WARN("chroot needs root; skipped");
-        return;
+        minirun_tests::skip_test("chroot needs root");
+        return std::nullopt;
     }
     auto pty = terminal::open_pty(std::nullopt);
     if (!pty) {
-        WARN("no pty here (" << pty.error().message() << "); skipped");
+        minirun_tests::skip_test("no pty here (" + pty.error().message() + ")");
+        return std::nullopt;
+    }
+    return std::move(*pty);
+}
+
+} // namespace
+
+TEST_CASE("console: the pty's peer is bound onto /dev/console by fd", "[terminal]") {
+    auto pty = pty_as_root();
+    if (!pty) {
         return;
     }
     TempDir dir;
@@ -112,13 +122,8 @@ TEST_CASE("console: the pty's peer is bound onto /dev/console by fd", "[terminal
 
 TEST_CASE("console: a /dev/console that is a symlink or no file is refused, never followed",
           "[terminal]") {
-    if (::geteuid() != 0) {
-        WARN("chroot needs root; skipped");
-        return;
-    }
-    auto pty = terminal::open_pty(std::nullopt);
+    auto pty = pty_as_root();
     if (!pty) {
-        WARN("no pty here (" << pty.error().message() << "); skipped");
         return;
     }
     TempDir dir;
@@ -151,7 +156,7 @@ TEST_CASE("console: a /dev/console that is a symlink or no file is refused, neve
 TEST_CASE("stdio: fds on the caller's /dev/null move to the container's, a fake one is refused",
           "[terminal][dev]") {
     if (::geteuid() != 0) {
-        WARN("mknod and chroot need root; skipped");
+        minirun_tests::skip_test("mknod and chroot need root");
         return;
     }
     TempDir dir;
